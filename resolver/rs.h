@@ -112,8 +112,9 @@ struct rs_ctx {
 
 struct rs_result {
 	uint64_t node;       /* the node reached; with RS_PARENT the parent directory */
-	const char *last;    /* RS_PARENT: last component of PATH (points into PATH), else NULL */
-	size_t last_len;     /* RS_PARENT: its length; 0 when PATH names the root ("/") */
+	const char *last;    /* RS_PARENT: last component of PATH (points into PATH); NULL
+				when PATH has none ("/"), and always without RS_PARENT */
+	size_t last_len;     /* RS_PARENT: its length */
 	int trailing_slash;  /* PATH ended in '/' */
 	uint32_t links;      /* links followed */
 	uint32_t max_depth;  /* deepest nesting reached */

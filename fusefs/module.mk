@@ -1,0 +1,15 @@
+# fusefs/: the chainfs daemon (libfuse3 low-level, GLib, json-glib) and its tools.
+CFS_CORE_OBJS := $(BUILD)/fusefs/tree.o $(BUILD)/fusefs/spec.o
+CFS_LIB := $(BUILD)/libchainfs.a
+$(CFS_LIB): $(CFS_CORE_OBJS)
+	$(AR) rcs $@ $^
+
+# tree and spec are plain C (spec may use GLib); the daemon objects need the FUSE flags.
+$(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE)
+
+UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec
+$(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
+$(BUILD)/test_spec: $(BUILD)/tests/test_spec.o $(CFS_LIB) $(RESOLVER_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
+$(BUILD)/tests/test_tree.o $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)

@@ -1,0 +1,126 @@
+/*
+ * chainfs in-memory tree: directories, files and symlinks, writable like tmpfs.
+ *
+ * Layout for millions of nodes: nodes live in one array indexed by 32-bit handles (no
+ * per-node malloc), names and link targets in an arena, directory entries in one
+ * open-addressed hash keyed by (directory, name) so lookup is O(1) in any directory, and each
+ * directory keeps its entries in creation order with stable readdir cookies.
+ *
+ * Handles: 0 is "none", CFS_ROOT (1) is the root directory, so a handle is usable as a FUSE
+ * nodeid in the modes where one path names one node. A node removed from the namespace while
+ * the kernel still holds references (cfs_tree_ref) lives on as an orphan until the last
+ * cfs_tree_unref; its handle is then reused with a new generation number.
+ *
+ * Every call returns 0 or a negative errno; a failed call leaves the tree exactly as it was.
+ * New nodes get the current time; every change stamps mtime/ctime as tmpfs does (the parent
+ * directory's on entry changes, the node's ctime on attribute changes).
+ * Not thread-safe: the daemon's single loop thread owns the tree.
+ */
+#ifndef CHAINFS_TREE_H
+#define CHAINFS_TREE_H
+
+#include "rs.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+enum { CFS_ROOT = 1 };
+
+struct cfs_tree;
+
+/* Attributes given to a new node. */
+struct cfs_new {
+	mode_t mode; /* permission bits only (07777); the kind comes from the call */
+	uid_t uid;
+	gid_t gid;
+};
+
+struct cfs_tree_stats {
+	uint64_t nodes;      /* live nodes, orphans included */
+	uint64_t dirs, files, links;
+	uint64_t bytes;      /* memory the tree holds (arrays, arenas, hashes, file data) */
+	uint64_t data_bytes; /* file contents stored as buffers */
+};
+
+/* Optional allocator hooks (tests inject failures); NULL: libc. Set before any use. */
+struct cfs_alloc {
+	void *(*realloc_fn)(void *ptr, size_t size);
+	void (*free_fn)(void *ptr);
+};
+
+struct cfs_tree *cfs_tree_new(const struct cfs_alloc *alloc); /* NULL on ENOMEM */
+void cfs_tree_free(struct cfs_tree *t);
+
+/* Queries. ID must be a live handle. */
+int cfs_tree_lookup(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
+		    uint32_t *out);
+enum rs_kind cfs_tree_kind(const struct cfs_tree *t, uint32_t id);
+uint32_t cfs_tree_parent(const struct cfs_tree *t, uint32_t dir); /* root's parent is root */
+uint32_t cfs_tree_generation(const struct cfs_tree *t, uint32_t id);
+void cfs_tree_stat(const struct cfs_tree *t, uint32_t id, struct stat *st); /* st_ino = id */
+int cfs_tree_readlink(const struct cfs_tree *t, uint32_t id, const char **target, size_t *len);
+/* Copy up to SIZE bytes of file ID's content from OFF into BUF; returns bytes or -errno. */
+ssize_t cfs_tree_read(const struct cfs_tree *t, uint32_t id, char *buf, size_t size, off_t off);
+/* 0 if CRED may access ID with MASK (R_OK|W_OK|X_OK), else -EACCES; uid 0 may all but X
+ * on a file with no x bit (as the kernel's generic_permission). */
+int cfs_tree_may(const struct cfs_tree *t, uint32_t id, const struct rs_cred *cred, int mask);
+void cfs_tree_stats(const struct cfs_tree *t, struct cfs_tree_stats *st);
+
+/*
+ * Readdir. *cookie starts at 0; each call returns the next live entry after *cookie in
+ * creation order and sets *cookie to that entry's cookie (stable across additions and
+ * removals of other entries; never 0). Returns 1 when there is no further entry.
+ * "." and ".." are not listed (the caller adds them).
+ */
+int cfs_tree_dir_next(const struct cfs_tree *t, uint32_t dir, uint64_t *cookie,
+		      const char **name, size_t *len, uint32_t *child);
+uint64_t cfs_tree_dir_count(const struct cfs_tree *t, uint32_t dir);
+
+/* Creation: -EEXIST if NAME is taken, -ENOTDIR, -ENAMETOOLONG (> 255), -EINVAL for "", "."
+ * and ".." or a name containing '/', -ENOMEM. *out gets the new handle. */
+int cfs_tree_mkdir(struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
+		   const struct cfs_new *a, uint32_t *out);
+int cfs_tree_mkfile(struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
+		    const struct cfs_new *a, uint32_t *out);
+/* TARGET of LEN bytes kept exactly; -ENOENT for an empty target, -ENAMETOOLONG past 4095. */
+int cfs_tree_symlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
+		     const char *target, size_t target_len, const struct cfs_new *a,
+		     uint32_t *out);
+/* A hard link to the non-directory ID (-EPERM for a directory). */
+int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *name, size_t len);
+
+/* File content. A pattern file holds SIZE bytes repeating PATTERN (stored once); a
+ * literal holds a copy of its bytes. Writes turn a pattern file into a buffer. */
+int cfs_tree_set_pattern(struct cfs_tree *t, uint32_t id, const char *pattern, size_t plen,
+			 uint64_t size);
+int cfs_tree_set_content(struct cfs_tree *t, uint32_t id, const char *data, size_t len);
+ssize_t cfs_tree_write(struct cfs_tree *t, uint32_t id, const char *buf, size_t size, off_t off);
+int cfs_tree_truncate(struct cfs_tree *t, uint32_t id, uint64_t size);
+
+/* Attributes: NULL / -1 leave a field as is. Times are set exactly (no "now" here). */
+int cfs_tree_chmod(struct cfs_tree *t, uint32_t id, mode_t mode);
+int cfs_tree_chown(struct cfs_tree *t, uint32_t id, uid_t uid, gid_t gid);
+int cfs_tree_set_times(struct cfs_tree *t, uint32_t id, const struct timespec *atime,
+		       const struct timespec *mtime, const struct timespec *ctime);
+
+/* Namespace changes. unlink: -EISDIR on a directory; rmdir: -ENOTDIR, -ENOTEMPTY.
+ * rename: flags 0, RENAME_NOREPLACE (-EEXIST) or RENAME_EXCHANGE (both must exist), the
+ * POSIX rules (-EISDIR, -ENOTDIR, -ENOTEMPTY, -EINVAL for a directory into itself). */
+int cfs_tree_unlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t len);
+int cfs_tree_rmdir(struct cfs_tree *t, uint32_t dir, const char *name, size_t len);
+int cfs_tree_rename(struct cfs_tree *t, uint32_t olddir, const char *oldname, size_t oldlen,
+		    uint32_t newdir, const char *newname, size_t newlen, unsigned flags);
+
+/* Kernel references (FUSE lookup counts). A node unlinked while referenced stays readable
+ * until its count returns to 0. */
+void cfs_tree_ref(struct cfs_tree *t, uint32_t id, uint64_t n);
+void cfs_tree_unref(struct cfs_tree *t, uint32_t id, uint64_t n);
+uint64_t cfs_tree_refs(const struct cfs_tree *t, uint32_t id);
+uint64_t cfs_tree_total_refs(const struct cfs_tree *t); /* sum over all nodes, for tests */
+
+/* The resolver's view of the tree: handles are the same numbers widened to 64 bits. */
+extern const struct rs_tree_ops cfs_tree_rs_ops;
+
+#endif

@@ -1,0 +1,2 @@
+# Resolver suites and the test helpers they share.
+TEST_SUPPORT_OBJS := $(BUILD)/tests/memtree.o
