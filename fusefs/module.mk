@@ -4,8 +4,14 @@ CFS_LIB := $(BUILD)/libchainfs.a
 $(CFS_LIB): $(CFS_CORE_OBJS)
 	$(AR) rcs $@ $^
 
-# tree and spec are plain C (spec may use GLib); the daemon objects need the FUSE flags.
-$(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE)
+CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o links.o)
+$(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
+
+BINS += $(BUILD)/chainfs $(BUILD)/cfs-probe
+$(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) -lpthread
+$(BUILD)/cfs-probe: $(BUILD)/tests/probe.o
+	$(CC) $(LDFLAGS) -o $@ $^
 
 UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec
 $(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
@@ -13,3 +19,5 @@ $(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
 $(BUILD)/test_spec: $(BUILD)/tests/test_spec.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_tree.o $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
+
+SHELL_TESTS += tests/mount_kernel.sh

@@ -57,7 +57,9 @@ void cfs_tree_free(struct cfs_tree *t);
 int cfs_tree_lookup(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
 		    uint32_t *out);
 enum rs_kind cfs_tree_kind(const struct cfs_tree *t, uint32_t id);
-uint32_t cfs_tree_parent(const struct cfs_tree *t, uint32_t dir); /* root's parent is root */
+/* The directory holding ID: a directory's parent (the root's is the root); for a file or a
+ * link, the directory of its first name still linked (orphans: the last one it had). */
+uint32_t cfs_tree_parent(const struct cfs_tree *t, uint32_t id);
 uint32_t cfs_tree_generation(const struct cfs_tree *t, uint32_t id);
 void cfs_tree_stat(const struct cfs_tree *t, uint32_t id, struct stat *st); /* st_ino = id */
 int cfs_tree_readlink(const struct cfs_tree *t, uint32_t id, const char **target, size_t *len);

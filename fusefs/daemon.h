@@ -1,0 +1,76 @@
+/*
+ * The chainfs daemon: one loop thread owns the tree, the FUSE session and the control
+ * socket. This header is shared by the daemon's own files only.
+ */
+#ifndef CHAINFS_DAEMON_H
+#define CHAINFS_DAEMON_H
+
+#define FUSE_USE_VERSION 312
+#include <fuse_lowlevel.h>
+
+#include "rs.h"
+#include "tree.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define CFS_VERSION "0.1.0"
+
+enum cfs_follow {
+	CFS_FOLLOW_KERNEL,   /* links are links; the kernel follows them (40 at most) */
+	CFS_FOLLOW_COLLAPSE, /* readlink answers the whole chain's end: one kernel hop */
+	CFS_FOLLOW_SERVER,   /* the daemon follows every link; a link shows as its target */
+};
+
+enum cfs_loop_kind {
+	CFS_LOOP_POLLCORE, /* our dispatcher (the default) */
+	CFS_LOOP_LIBFUSE,  /* fuse_session_loop, kept for comparison */
+	CFS_LOOP_LIBFUSE_MT,
+};
+
+struct cfs_opts {
+	enum cfs_follow follow;
+	enum cfs_loop_kind loop;
+	struct rs_limits limits;
+	double entry_timeout; /* < 0: chosen per mode */
+	double attr_timeout;
+	bool abslinks_raw;    /* kernel mode: readlink returns absolute targets as stored */
+	bool default_permissions;
+	const char *spec;     /* NULL: the embedded default tree */
+	const char *mountpoint;
+	const char *ctl_path; /* control socket; NULL: derived from the mountpoint */
+};
+
+/* The requests we count, for `stats`: X(name). */
+#define CFS_OPS(X)                                                                          \
+	X(init) X(lookup) X(forget) X(forget_multi) X(getattr) X(setattr) X(readlink)       \
+	X(mknod) X(mkdir) X(unlink) X(rmdir) X(symlink) X(rename) X(link) X(open) X(read)   \
+	X(write) X(flush) X(release) X(fsync) X(opendir) X(readdir) X(readdirplus)          \
+	X(releasedir) X(statfs) X(access) X(create) X(getxattr) X(listxattr)
+
+#define CFS_OP_ENUM(n) CFS_OP_##n,
+enum cfs_op { CFS_OPS(CFS_OP_ENUM) CFS_OP_MAX };
+#undef CFS_OP_ENUM
+
+extern const char *const cfs_op_names[CFS_OP_MAX];
+
+struct cfs_daemon {
+	struct cfs_opts opts;
+	struct cfs_tree *tree;
+	struct fuse_session *se;
+	uint64_t ops[CFS_OP_MAX];
+	uint64_t walks, walk_links, walk_eloop, walk_heap_frames;
+	uint32_t walk_max_depth;
+};
+
+extern const struct fuse_lowlevel_ops cfs_ops;
+
+/* The resolver context for a request (credentials of the caller when they matter). */
+void cfs_rs_ctx(const struct cfs_daemon *d, struct rs_ctx *ctx);
+
+/* Rewrite an absolute link target into the path relative to the link's directory, so the
+ * kernel stays inside the mount. OUT holds RS_PATH_MAX bytes; returns the length or -errno. */
+ssize_t cfs_inroot_target(const struct cfs_tree *t, uint32_t link, const char *target,
+			  size_t len, char *out);
+
+#endif

@@ -1,0 +1,260 @@
+/*
+ * chainfs [options] [SPEC] MOUNTPOINT — parse the command line the libfuse way, build the
+ * tree (all of it, before anything is mounted), mount, and serve until unmounted or signalled.
+ */
+#include "daemon.h"
+#include "session.h"
+#include "spec.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do */
+
+struct cfs_cmdline {
+	char *follow, *abslinks, *loop, *ctl;
+	int materialize;
+	char *max_nest, *max_total, *entry_timeout, *attr_timeout;
+	int default_permissions;
+	char *positional[3];
+	int npositional;
+};
+
+#define CFS_OPT(t, p) {t, offsetof(struct cfs_cmdline, p), 1}
+static const struct fuse_opt cfs_opt_spec[] = {
+	CFS_OPT("follow=%s", follow),
+	CFS_OPT("abslinks=%s", abslinks),
+	CFS_OPT("loop=%s", loop),
+	CFS_OPT("ctl=%s", ctl),
+	CFS_OPT("max_nest=%s", max_nest),
+	CFS_OPT("max_total=%s", max_total),
+	CFS_OPT("entry_timeout=%s", entry_timeout),
+	CFS_OPT("attr_timeout=%s", attr_timeout),
+	CFS_OPT("--materialize", materialize),
+	/* seen here, and passed on to libfuse too (the kernel does the checks) */
+	{"default_permissions", offsetof(struct cfs_cmdline, default_permissions), 1},
+	FUSE_OPT_KEY("default_permissions", FUSE_OPT_KEY_KEEP),
+	FUSE_OPT_END,
+};
+
+static int cfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
+{
+	struct cfs_cmdline *c = data;
+
+	if (key != FUSE_OPT_KEY_NONOPT)
+		return 1;
+	if (c->npositional == 3) {
+		fprintf(stderr, "chainfs: too many arguments: '%s'\n", arg);
+		return -1;
+	}
+	c->positional[c->npositional++] = strdup(arg);
+	return 0;
+}
+
+static void cfs_usage(const char *prog)
+{
+	printf("usage: %s [options] [SPEC] MOUNTPOINT\n"
+	       "       %s --materialize [SPEC] DIR\n\n"
+	       "Serve the tree described by SPEC (default: the embedded tree) at MOUNTPOINT.\n\n"
+	       "chainfs options:\n"
+	       "    -o follow=kernel|collapse|server  who follows symlinks (default kernel)\n"
+	       "    -o max_nest=N          links nested at once in our resolver (default 40)\n"
+	       "    -o max_total=N         links followed per walk in our resolver (default 40)\n"
+	       "    -o entry_timeout=SEC   kernel's name cache timeout (default: per mode)\n"
+	       "    -o attr_timeout=SEC    kernel's attribute cache timeout (default: per mode)\n"
+	       "    -o abslinks=inroot|raw kernel mode: absolute targets rewritten to stay\n"
+	       "                           in the mount (inroot, default) or as stored (raw)\n"
+	       "    -o ctl=PATH            control socket path\n"
+	       "    -o loop=pollcore|libfuse|libfuse_mt  request loop (default pollcore)\n"
+	       "    --materialize          write SPEC's tree to DIR as real files and exit\n\n",
+	       prog, prog);
+	fuse_cmdline_help();
+	fuse_lowlevel_help();
+}
+
+static int cfs_parse_limit(const char *name, const char *s, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || *end || s[0] == '-' || v > RS_LIMIT_MAX) {
+		fprintf(stderr, "chainfs: %s=%s: expected a number from 0 to %d\n", name, s,
+			RS_LIMIT_MAX);
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int cfs_parse_timeout(const char *name, const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s)
+		return 0;
+	v = strtod(s, &end);
+	if (end == s || *end || !(v >= 0) || v > 1e9) {
+		fprintf(stderr, "chainfs: %s=%s: expected seconds (0 or more)\n", name, s);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
+static int cfs_pick(const char *name, const char *s, const char *const *words, int *out)
+{
+	if (!s)
+		return 0;
+	for (int i = 0; words[i]; i++)
+		if (strcmp(s, words[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	fprintf(stderr, "chainfs: %s=%s: expected one of", name, s);
+	for (int i = 0; words[i]; i++)
+		fprintf(stderr, " %s", words[i]);
+	fprintf(stderr, "\n");
+	return -EINVAL;
+}
+
+static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
+{
+	static const char *const follows[] = {"kernel", "collapse", "server", NULL};
+	static const char *const loops[] = {"pollcore", "libfuse", "libfuse_mt", NULL};
+	static const char *const abslinks[] = {"inroot", "raw", NULL};
+	int follow = CFS_FOLLOW_KERNEL, loop = CFS_LOOP_POLLCORE, raw = 0;
+
+	if (cfs_pick("follow", c->follow, follows, &follow) ||
+	    cfs_pick("loop", c->loop, loops, &loop) ||
+	    cfs_pick("abslinks", c->abslinks, abslinks, &raw) ||
+	    cfs_parse_limit("max_nest", c->max_nest, &o->limits.max_nest) ||
+	    cfs_parse_limit("max_total", c->max_total, &o->limits.max_total) ||
+	    cfs_parse_timeout("entry_timeout", c->entry_timeout, &o->entry_timeout) ||
+	    cfs_parse_timeout("attr_timeout", c->attr_timeout, &o->attr_timeout))
+		return -EINVAL;
+	o->follow = (enum cfs_follow)follow;
+	o->loop = (enum cfs_loop_kind)loop;
+	o->abslinks_raw = raw;
+	o->default_permissions = c->default_permissions;
+	o->ctl_path = c->ctl;
+	return 0;
+}
+
+/* Build the whole tree before mounting: a bad spec mounts nothing. SPEC NULL or "@default"
+ * (for mount.fuse3, which always passes a source) is the embedded tree. */
+static struct cfs_tree *cfs_build_tree(const char *spec)
+{
+	struct cfs_spec_defaults def = {getuid(), getgid()};
+	struct cfs_tree *t = cfs_tree_new(NULL);
+	char *err = NULL;
+	int rc;
+
+	if (!t) {
+		fprintf(stderr, "chainfs: out of memory\n");
+		return NULL;
+	}
+	if (spec && strcmp(spec, "@default") != 0)
+		rc = cfs_spec_load_file(t, spec, &def, &err);
+	else
+		rc = cfs_spec_load_text(t, "<default>", cfs_default_spec, strlen(cfs_default_spec),
+					&def, &err);
+	if (rc) {
+		fprintf(stderr, "%s\n", err ? err : strerror(-rc));
+		free(err);
+		cfs_tree_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static int cfs_materialize_main(const struct cfs_cmdline *c)
+{
+	const char *spec = c->npositional == 2 ? c->positional[0] : NULL;
+	const char *dir = c->positional[c->npositional - 1];
+	struct cfs_tree *t = cfs_build_tree(spec);
+	char *err = NULL;
+	int rc;
+
+	if (!t)
+		return CFS_EXIT_USAGE;
+	rc = cfs_materialize(t, dir, &err);
+	if (rc)
+		fprintf(stderr, "chainfs: %s\n", err ? err : strerror(-rc));
+	free(err);
+	cfs_tree_free(t);
+	return rc ? 1 : 0;
+}
+
+static void cfs_free_cmdline(struct cfs_cmdline *c)
+{
+	char **strs[] = {&c->follow, &c->abslinks, &c->loop, &c->ctl,
+			 &c->max_nest, &c->max_total, &c->entry_timeout, &c->attr_timeout};
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		free(*strs[i]);
+	for (int i = 0; i < c->npositional; i++)
+		free(c->positional[i]);
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts fo = {0};
+	struct cfs_cmdline c = {0};
+	struct cfs_daemon d = {.opts = {.limits = {RS_DEFAULT_NEST, RS_DEFAULT_TOTAL},
+					.entry_timeout = -1, .attr_timeout = -1}};
+	int rc = CFS_EXIT_USAGE;
+
+	if (fuse_opt_parse(&args, &c, cfs_opt_spec, cfs_opt_proc) == -1)
+		goto out;
+	if (c.materialize) {
+		if (c.npositional < 1 || c.npositional > 2) {
+			fprintf(stderr, "chainfs: usage: chainfs --materialize [SPEC] DIR\n");
+			goto out;
+		}
+		rc = cfs_materialize_main(&c);
+		goto out;
+	}
+	if (c.npositional > 0 && fuse_opt_add_arg(&args, c.positional[c.npositional - 1]))
+		goto out;
+	if (fuse_parse_cmdline(&args, &fo) != 0)
+		goto out;
+	if (fo.show_help) {
+		cfs_usage(argv[0]);
+		rc = 0;
+		goto out;
+	}
+	if (fo.show_version) {
+		printf("chainfs %s (libfuse %s)\n", CFS_VERSION, fuse_pkgversion());
+		rc = 0;
+		goto out;
+	}
+	if (!fo.mountpoint || c.npositional > 2) {
+		fprintf(stderr, "chainfs: usage: %s [options] [SPEC] MOUNTPOINT (see --help)\n",
+			argv[0]);
+		goto out;
+	}
+	if (cfs_apply_cmdline(&c, &d.opts))
+		goto out;
+	d.opts.spec = c.npositional == 2 ? c.positional[0] : NULL;
+	d.opts.mountpoint = fo.mountpoint;
+	d.tree = cfs_build_tree(d.opts.spec);
+	if (!d.tree)
+		goto out;
+	rc = cfs_serve(&d, &args, fo.foreground);
+	cfs_tree_free(d.tree);
+out:
+	free(fo.mountpoint);
+	fuse_opt_free_args(&args);
+	cfs_free_cmdline(&c);
+	return rc;
+}

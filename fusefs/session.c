@@ -1,0 +1,199 @@
+/*
+ * The FUSE session on pollcore: /dev/fuse is non-blocking and drained on every wake, so one
+ * poll() serves a burst of requests; signals arrive through the loop, never by racing a flag
+ * against poll().
+ */
+#include "session.h"
+
+#include "pc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Requests served per wake before the loop looks at its other fds again, so a flood on
+ * /dev/fuse cannot starve the control socket. */
+enum { CFS_BURST = 256 };
+
+struct cfs_server {
+	struct cfs_daemon *d;
+	struct pc_loop loop;
+	struct fuse_buf buf; /* one receive buffer for the life of the session */
+	bool gone;           /* the kernel ended the session (unmounted) */
+};
+
+static void cfs_session_gone(struct cfs_server *s)
+{
+	s->gone = true;
+	pc_stop(&s->loop);
+}
+
+static void cfs_on_fuse(struct pc_loop *loop, int fd, int revents, void *data)
+{
+	struct cfs_server *s = data;
+	struct fuse_session *se = s->d->se;
+
+	if (revents & (POLLERR | POLLHUP | POLLNVAL))
+		return cfs_session_gone(s);
+	for (int i = 0; i < CFS_BURST; i++) {
+		int n = fuse_session_receive_buf(se, &s->buf);
+		if (n == -EAGAIN)
+			return;
+		if (n == -EINTR) /* ENOENT from the kernel: an interrupted request, retry */
+			continue;
+		if (n <= 0 || fuse_session_exited(se)) /* 0: ENODEV, the mount is gone */
+			return cfs_session_gone(s);
+		fuse_session_process_buf(se, &s->buf);
+	}
+}
+
+static void cfs_on_signal(struct pc_loop *loop, struct pc_signal *sig, int signo, void *data)
+{
+	g_message("%s: unmounting", strsignal(signo));
+	pc_stop(loop);
+}
+
+static int cfs_run_pollcore(struct cfs_daemon *d)
+{
+	static const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+	struct pc_signal sigs[3];
+	struct cfs_server *s = calloc(1, sizeof(*s));
+	int fd = fuse_session_fd(d->se);
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	s->d = d;
+	err = pc_loop_init(&s->loop, NULL);
+	if (err)
+		goto out;
+	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == -1) {
+		err = -errno;
+		goto out_loop;
+	}
+	err = pc_io_add(&s->loop, fd, POLLIN, cfs_on_fuse, s);
+	for (size_t i = 0; !err && i < 3; i++) {
+		pc_signal_init(&sigs[i], signals[i], cfs_on_signal, s);
+		err = pc_signal_start(&s->loop, &sigs[i]);
+	}
+	if (!err)
+		err = pc_run(&s->loop);
+out_loop:
+	pc_loop_destroy(&s->loop);
+out:
+	free(s->buf.mem);
+	free(s);
+	return err;
+}
+
+static int cfs_run_libfuse(struct cfs_daemon *d, bool mt)
+{
+	int err;
+
+	if (fuse_set_signal_handlers(d->se))
+		return -EIO;
+	if (mt) {
+		struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+		err = cfg ? fuse_session_loop_mt(d->se, cfg) : -ENOMEM;
+		fuse_loop_cfg_destroy(cfg);
+	} else {
+		err = fuse_session_loop(d->se);
+	}
+	fuse_remove_signal_handlers(d->se);
+	return err < 0 ? err : 0;
+}
+
+/* /proc/self/mountinfo escapes ' ', '\t', '\n' and '\\' as \ooo. */
+static void cfs_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] && s[3]) {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+int cfs_is_mountpoint(const char *path)
+{
+	char *real = realpath(path, NULL), *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+	FILE *f;
+
+	if (!real)
+		return -errno;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f) {
+		free(real);
+		return -errno;
+	}
+	while (!found && getline(&line, &cap, f) > 0) {
+		char mnt[4096];
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		cfs_unescape(mnt);
+		found = strcmp(mnt, real) == 0;
+	}
+	free(line);
+	fclose(f);
+	free(real);
+	return found;
+}
+
+static void cfs_default_timeouts(struct cfs_opts *o)
+{
+	/* Kernel and collapse modes: names and attributes change only through requests the
+	 * kernel sees itself or through control commands that invalidate what they touch. */
+	double t = o->follow == CFS_FOLLOW_SERVER ? 1.0 : 3600.0;
+
+	if (o->entry_timeout < 0)
+		o->entry_timeout = t;
+	if (o->attr_timeout < 0)
+		o->attr_timeout = t;
+}
+
+int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
+{
+	const char *mnt = d->opts.mountpoint;
+	int busy = cfs_is_mountpoint(mnt);
+	int rc = 1, err;
+
+	if (busy) {
+		fprintf(stderr, "chainfs: %s: %s\n", mnt,
+			busy > 0 ? "already a mount point; unmount it first" : strerror(-busy));
+		return 1;
+	}
+	cfs_default_timeouts(&d->opts);
+	d->se = fuse_session_new(args, &cfs_ops, sizeof(cfs_ops), d);
+	if (!d->se)
+		return 2; /* libfuse said which option it refused */
+	if (fuse_session_mount(d->se, mnt) != 0)
+		goto out;
+	if (fuse_daemonize(foreground) != 0)
+		goto out_unmount;
+	if (d->opts.loop == CFS_LOOP_POLLCORE)
+		err = cfs_run_pollcore(d);
+	else
+		err = cfs_run_libfuse(d, d->opts.loop == CFS_LOOP_LIBFUSE_MT);
+	if (err)
+		g_warning("session ended: %s", strerror(-err));
+	g_debug("%llu lookups outstanding at exit",
+		(unsigned long long)cfs_tree_total_refs(d->tree));
+	rc = err ? 1 : 0;
+out_unmount:
+	fuse_session_unmount(d->se);
+out:
+	fuse_session_destroy(d->se);
+	d->se = NULL;
+	return rc;
+}

@@ -1,0 +1,53 @@
+/*
+ * chainfs spec language: one node or generator per line, loaded into a cfs_tree.
+ * The grammar is documented in README.md and chainfs-spec(5).
+ *
+ * Loading is all or nothing for the caller: on error the tree may hold part of the spec, so
+ * the daemon builds into a fresh tree and throws it away (nothing half-built is served).
+ * cfs_spec_apply_line() is atomic on its own: on error the tree is exactly as before.
+ */
+#ifndef CHAINFS_SPEC_H
+#define CHAINFS_SPEC_H
+
+#include "tree.h"
+
+#include <stdio.h>
+
+/* Bounds on what one spec may ask for, so hostile input gets a clear error, not an OOM. */
+enum {
+	CFS_SPEC_MAX_NODES = 20000000,      /* nodes one spec or generator line may create */
+	CFS_SPEC_MAX_LINE = 65536,          /* bytes in one spec line */
+};
+#define CFS_SPEC_MAX_FILE_SIZE (1ull << 50) /* a pattern file's apparent size (1 PiB) */
+
+/* Owner, mode and times given to nodes whose line does not say (the daemon's uid/gid). */
+struct cfs_spec_defaults {
+	uid_t uid;
+	gid_t gid;
+};
+
+/*
+ * Load spec TEXT (LEN bytes) into T. NAME is used in messages. On error returns a negative
+ * errno (-EINVAL for a bad spec) and sets *err to a malloc'ed "NAME:LINE: message" (caller
+ * frees); *err is NULL on success.
+ */
+int cfs_spec_load_text(struct cfs_tree *t, const char *name, const char *text, size_t len,
+		       const struct cfs_spec_defaults *def, char **err);
+int cfs_spec_load_file(struct cfs_tree *t, const char *path, const struct cfs_spec_defaults *def,
+		       char **err);
+
+/* One spec line at runtime (the control socket's generators); atomic. */
+int cfs_spec_apply_line(struct cfs_tree *t, const char *line, const struct cfs_spec_defaults *def,
+			char **err);
+
+/* The embedded default tree served when no spec is given. */
+extern const char cfs_default_spec[];
+
+/* Write T as real directories, files and symlinks under DIR (which must exist and be empty).
+ * Modes are applied; owners when running as root; times last. */
+int cfs_materialize(const struct cfs_tree *t, const char *dir, char **err);
+
+/* Write T as a spec that reproduces it (names, kinds, modes, owners, times, content). */
+int cfs_spec_dump(const struct cfs_tree *t, FILE *out);
+
+#endif

@@ -1,0 +1,124 @@
+#!/bin/sh
+# How a mount begins and ends: signals, external unmount, a killed daemon, a busy mountpoint,
+# bad options, fstab through mount.fuse3, and a leak-checked run whose lookup counts all
+# return to zero.
+. "$(dirname "$0")/lib.sh"
+
+M=$T/mnt
+mkdir -p "$M"
+MOUNTS="$MOUNTS $M"
+
+is_mounted() {
+	awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/mounts
+}
+
+# wait_for COND...: up to $wait_s seconds (10 unless set)
+wait_s=10
+wait_for() {
+	i=0
+	while ! "$@"; do
+		i=$((i + 1))
+		[ $i -gt $((wait_s * 10)) ] && return 1
+		sleep 0.1
+	done
+}
+
+not() {
+	! "$@"
+}
+
+# start_fg [options]: chainfs -f in the background; sets PID once the mount answers
+start_fg() {
+	"$CHAINFS" -f "$@" "$M" 2>>"$T/daemon.log" &
+	PID=$!
+	PIDS="$PIDS $PID"
+	wait_for is_mounted "$M" && stat "$M/." >/dev/null
+}
+
+# stops_with SIGNAL: the daemon unmounts and exits 0
+stops_with() {
+	start_fg || { fail "mount for $1"; return; }
+	kill "-$1" "$PID"
+	wait "$PID"
+	st=$?
+	check "SIG$1: exit status 0 (got $st)" test "$st" -eq 0
+	check "SIG$1: unmounted" not is_mounted "$M"
+}
+stops_with TERM
+stops_with INT
+
+start_fg || fail "mount for fusermount3 -u"
+fusermount3 -u "$M"
+wait "$PID"
+st=$?
+check "fusermount3 -u ends the daemon with status 0 (got $st)" test "$st" -eq 0
+check "fusermount3 -u: unmounted" not is_mounted "$M"
+
+# A killed daemon leaves a dead mount; fuse-mount.sh -u clears it and a new mount works.
+start_fg || fail "mount for SIGKILL"
+kill -KILL "$PID"
+wait "$PID" 2>/dev/null
+expect ENOTCONN stat "$M/chains"
+check "fuse-mount.sh -u clears a dead mount" "$FUSE_MOUNT" -u "$M"
+check "dead mount gone" not is_mounted "$M"
+check "a new mount works after a crash" mount_cfs "$M"
+expect ok stat "$M/chains/40"
+
+# Mounting over a live mount is refused, and the first mount keeps serving.
+"$CHAINFS" "$M" 2>"$T/busy.err"
+st=$?
+check "busy mountpoint refused (status $st)" test "$st" -eq 1
+check "busy mountpoint message" grep -q "already a mount point" "$T/busy.err"
+check "only one mount" test "$(awk -v m="$M" '$2 == m' /proc/mounts | wc -l)" -eq 1
+expect ok stat "$M/chains/40"
+unmount_cfs "$M"
+
+# Bad options: a clear message, status 2, nothing mounted.
+bad_option() {
+	"$CHAINFS" "$@" "$M" 2>"$T/opt.err"
+	st=$?
+	check "$*: status 2 (got $st)" test "$st" -eq 2
+	check "$*: says what is wrong" grep -q "$1\|${2:-$1}\|unknown option" "$T/opt.err"
+	check "$*: nothing mounted" not is_mounted "$M"
+}
+bad_option -o follow=sideways
+bad_option -o max_nest=lots
+bad_option -o max_total=-1
+bad_option -o max_total=10000000000
+bad_option -o entry_timeout=soon
+bad_option -o abslinks=maybe
+bad_option -o no_such_option
+check "--help exits 0" "$CHAINFS" --help >/dev/null
+check "--version names chainfs" sh -c "'$CHAINFS' --version | grep -q chainfs"
+
+# /etc/fstab style, through mount.fuse3: TYPE#SOURCE with @default for the embedded tree.
+check "mount -t fuse chainfs#@default" mount -t fuse "$CHAINFS#@default" "$M" -o follow=kernel
+expect ok stat "$M/chains/40"
+check "umount of the fstab mount" umount "$M"
+
+# Under valgrind: mount, walk everything, drop the kernel's caches (it FORGETs what it
+# held), unmount. No leak, no error, and every lookup count is back to zero.
+if command -v valgrind >/dev/null; then
+	G_MESSAGES_DEBUG=chainfs valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
+		--error-exitcode=99 "$CHAINFS" -f "$M" 2>"$T/vg.log" &
+	PID=$!
+	PIDS="$PIDS $PID"
+	wait_s=120
+	if wait_for is_mounted "$M"; then
+		timeout 600 find "$M" >/dev/null
+		timeout 120 ls -lR "$M/chains" "$M/loops" >/dev/null 2>&1
+		sync
+		echo 2 >/proc/sys/vm/drop_caches
+		sleep 1
+		fusermount3 -u "$M"
+	fi
+	wait "$PID"
+	st=$?
+	check "valgrind: clean exit (status $st)" test "$st" -eq 0
+	check "valgrind: lookup counts back to zero" grep -q " 0 lookups outstanding" "$T/vg.log"
+	[ "$st" -eq 0 ] || tail -30 "$T/vg.log" >&2
+else
+	fail "valgrind is not installed (make deps installs it)"
+fi
+
+finish
