@@ -11,8 +11,12 @@
 #include "rs.h"
 #include "tree.h"
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+struct cfs_paths;
+struct cfs_notifier;
 
 #define CFS_VERSION "0.1.0"
 
@@ -54,23 +58,30 @@ enum cfs_op { CFS_OPS(CFS_OP_ENUM) CFS_OP_MAX };
 
 extern const char *const cfs_op_names[CFS_OP_MAX];
 
+struct cfs_walk_stats {
+	uint64_t walks, links, eloop, errors, heap_frames, allocs;
+	uint32_t max_depth;
+};
+
 struct cfs_daemon {
 	struct cfs_opts opts;
 	struct cfs_tree *tree;
 	struct fuse_session *se;
+	struct cfs_paths *paths;       /* server mode's nodeids for paths through links */
+	struct cfs_notifier *notifier; /* kernel cache invalidations */
+	pthread_mutex_t *big_lock;     /* only with loop=libfuse_mt: the tree is single-threaded */
 	uint64_t ops[CFS_OP_MAX];
-	uint64_t walks, walk_links, walk_eloop, walk_heap_frames;
-	uint32_t walk_max_depth;
+	struct cfs_walk_stats walk;
 };
 
 extern const struct fuse_lowlevel_ops cfs_ops;
-
-/* The resolver context for a request (credentials of the caller when they matter). */
-void cfs_rs_ctx(const struct cfs_daemon *d, struct rs_ctx *ctx);
 
 /* Rewrite an absolute link target into the path relative to the link's directory, so the
  * kernel stays inside the mount. OUT holds RS_PATH_MAX bytes; returns the length or -errno. */
 ssize_t cfs_inroot_target(const struct cfs_tree *t, uint32_t link, const char *target,
 			  size_t len, char *out);
+/* The path from directory FROM to node TO ("." when the same), into OUT (RS_PATH_MAX bytes).
+ * Returns the length, or -ENAMETOOLONG. */
+ssize_t cfs_relative_path(const struct cfs_tree *t, uint32_t from, uint32_t to, char *out);
 
 #endif

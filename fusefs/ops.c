@@ -1,57 +1,196 @@
 /*
- * The FUSE low-level operations. Every reply goes out from here; every lookup the kernel
- * counts is counted only once its reply call returned 0, and undone by FORGET.
+ * The FUSE low-level operations that read. Every lookup the kernel counts is counted only
+ * once its reply call returned 0, and undone by FORGET; readdirplus counts every entry but
+ * "." and "..".
+ *
+ * Nodeids: below CFS_PATH_BASE a nodeid is a tree handle (the root is handle 1); above, it
+ * names a path reached through a link (server mode, see paths.h).
  */
-#include "daemon.h"
+#include "ops.h"
+#include "notify.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 
-static struct cfs_daemon *cfs_of(fuse_req_t req)
-{
-	return fuse_req_userdata(req);
-}
-
 #define CFS_OP_NAME(n) #n,
 const char *const cfs_op_names[CFS_OP_MAX] = {CFS_OPS(CFS_OP_NAME)};
 #undef CFS_OP_NAME
 
-static void cfs_count(struct cfs_daemon *d, enum cfs_op op)
+/* tmpfs counts this many bytes per directory entry in a directory's size */
+enum { CFS_BOGO_DIRENT_SIZE = 20 };
+
+struct cfs_daemon *cfs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+void cfs_count(struct cfs_daemon *d, enum cfs_op op)
 {
 	d->ops[op]++;
 }
 
-/* The kernel's nodeids are tree handles (the root is handle 1 = FUSE_ROOT_ID). */
-static uint32_t cfs_node(fuse_ino_t ino)
+void cfs_reply_err(fuse_req_t req, int neg_errno)
 {
-	return (uint32_t)ino;
+	fuse_reply_err(req, -neg_errno);
 }
 
-void cfs_rs_ctx(const struct cfs_daemon *d, struct rs_ctx *ctx)
+uint32_t cfs_node(const struct cfs_daemon *d, fuse_ino_t ino)
 {
-	*ctx = (struct rs_ctx){
+	return cfs_is_path_id(ino) ? cfs_paths_target(d->paths, ino) : (uint32_t)ino;
+}
+
+static size_t cfs_link_size(const struct cfs_daemon *d, uint32_t node, size_t stored)
+{
+	char buf[RS_PATH_MAX];
+	const char *target;
+	size_t len;
+
+	if (d->opts.follow != CFS_FOLLOW_KERNEL || d->opts.abslinks_raw ||
+	    cfs_tree_readlink(d->tree, node, &target, &len) || target[0] != '/')
+		return stored;
+	ssize_t n = cfs_inroot_target(d->tree, node, target, len, buf);
+	return n < 0 ? stored : (size_t)n;
+}
+
+void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st)
+{
+	cfs_tree_stat(d->tree, node, st);
+	if (S_ISDIR(st->st_mode)) {
+		st->st_size = (off_t)(CFS_BOGO_DIRENT_SIZE * (2 + cfs_tree_dir_count(d->tree, node)));
+		st->st_blocks = 0;
+	} else if (S_ISLNK(st->st_mode)) {
+		st->st_size = (off_t)cfs_link_size(d, node, (size_t)st->st_size);
+	}
+}
+
+const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d,
+				   struct cfs_cred *c)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	int n;
+
+	/* search permission inside link targets is ours to check only when the kernel checks
+	 * the rest (default_permissions); root may search everything anyway */
+	if (!d->opts.default_permissions || ctx->uid == 0)
+		return NULL;
+	c->cred = (struct rs_cred){ctx->uid, ctx->gid, NULL, 0};
+	n = fuse_req_getgroups(req, 64, c->groups);
+	if (n > 0) {
+		c->cred.groups = c->groups;
+		c->cred.ngroups = n < 64 ? n : 64;
+	}
+	return &c->cred;
+}
+
+int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, const char *path,
+	     unsigned flags, struct rs_result *res)
+{
+	struct rs_ctx ctx = {
 		.ops = &cfs_tree_rs_ops,
 		.tree = d->tree,
 		.root = CFS_ROOT,
 		.limits = d->opts.limits,
+		.cred = cred,
 	};
+	int err = rs_resolve(&ctx, start, path, flags, res);
+
+	d->walk.walks++;
+	d->walk.links += res->links;
+	d->walk.heap_frames += res->heap_frames;
+	d->walk.allocs += res->allocs;
+	if (res->max_depth > d->walk.max_depth)
+		d->walk.max_depth = res->max_depth;
+	if (err == -ELOOP)
+		d->walk.eloop++;
+	else if (err)
+		d->walk.errors++;
+	return err;
 }
 
-static void cfs_fill_entry(struct cfs_daemon *d, uint32_t id, struct fuse_entry_param *e)
+/* Server mode: what the link NAME in DIR leads to. */
+static int cfs_follow_entry(fuse_req_t req, struct cfs_daemon *d, uint32_t dir, const char *name,
+			    size_t len, uint32_t *node)
 {
+	char path[RS_NAME_MAX + 1];
+	struct cfs_cred c;
+	struct rs_result res;
+	int err;
+
+	memcpy(path, name, len);
+	path[len] = '\0';
+	err = cfs_walk(d, cfs_req_cred(req, d, &c), dir, path, RS_FOLLOW, &res);
+	if (!err)
+		*node = (uint32_t)res.node;
+	return err;
+}
+
+int cfs_make_entry(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, const char *name,
+		   size_t len, uint32_t child, bool follow, struct fuse_entry_param *e)
+{
+	bool via_link = false, created;
+	uint32_t node = child;
+	int err;
+
 	memset(e, 0, sizeof(*e));
-	e->ino = id;
-	e->generation = cfs_tree_generation(d->tree, id);
-	cfs_tree_stat(d->tree, id, &e->attr);
+	if (follow && d->opts.follow == CFS_FOLLOW_SERVER &&
+	    cfs_tree_kind(d->tree, child) == RS_LINK) {
+		err = cfs_follow_entry(req, d, cfs_node(d, parent), name, len, &node);
+		if (err)
+			return err;
+		via_link = true;
+	}
+	if (via_link || cfs_is_path_id(parent)) {
+		uint32_t gen;
+		err = cfs_paths_get(d->paths, parent, name, len, node, &e->ino, &gen, &created);
+		if (err)
+			return err;
+		e->generation = gen;
+		if (created) /* the entry keeps its target alive, even past an unlink */
+			cfs_tree_ref(d->tree, node, 1);
+	} else {
+		e->ino = node;
+		e->generation = cfs_tree_generation(d->tree, node);
+	}
+	cfs_stat(d, node, &e->attr);
 	e->attr_timeout = d->opts.attr_timeout;
 	e->entry_timeout = d->opts.entry_timeout;
+	return 0;
 }
 
-static void cfs_reply_err(fuse_req_t req, int neg_errno)
+void cfs_ref_entry(struct cfs_daemon *d, const struct fuse_entry_param *e)
 {
-	fuse_reply_err(req, -neg_errno);
+	if (cfs_is_path_id(e->ino))
+		cfs_paths_ref(d->paths, e->ino);
+	else
+		cfs_tree_ref(d->tree, (uint32_t)e->ino, 1);
+}
+
+static void cfs_forget_one(struct cfs_daemon *d, fuse_ino_t ino, uint64_t nlookup)
+{
+	if (cfs_is_path_id(ino)) {
+		uint32_t target = cfs_paths_forget(d->paths, ino, nlookup);
+		if (target)
+			cfs_tree_unref(d->tree, target, 1);
+	} else {
+		cfs_tree_unref(d->tree, (uint32_t)ino, nlookup);
+	}
+}
+
+void cfs_drop_entry(struct cfs_daemon *d, const struct fuse_entry_param *e)
+{
+	if (cfs_is_path_id(e->ino))
+		cfs_forget_one(d, e->ino, 0);
+}
+
+void cfs_reply_entry(fuse_req_t req, struct cfs_daemon *d, const struct fuse_entry_param *e)
+{
+	if (fuse_reply_entry(req, e) == 0)
+		cfs_ref_entry(d, e);
+	else
+		cfs_drop_entry(d, e);
 }
 
 static void cfs_init(void *userdata, struct fuse_conn_info *conn)
@@ -60,10 +199,12 @@ static void cfs_init(void *userdata, struct fuse_conn_info *conn)
 
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
-	/* A link's body never changes in place in kernel mode (a new link is a new node), so
-	 * the kernel may keep it; in collapse mode the answer depends on the whole chain. */
+	/* A link's body never changes in place (a new link is a new node), so in kernel mode
+	 * the kernel may keep it; in the other modes the answer depends on other links. */
 	if (d->opts.follow == CFS_FOLLOW_KERNEL && (conn->capable & FUSE_CAP_CACHE_SYMLINKS))
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+	/* Let the kernel clear setuid/setgid on write and chown, as it does for tmpfs. */
+	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 	cfs_count(d, CFS_OP_init);
 }
 
@@ -71,19 +212,19 @@ static void cfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	struct fuse_entry_param e;
-	uint32_t id;
 	size_t len = strlen(name);
+	uint32_t child;
 	int err;
 
 	cfs_count(d, CFS_OP_lookup);
 	if (len > RS_NAME_MAX)
 		return cfs_reply_err(req, -ENAMETOOLONG);
-	err = cfs_tree_lookup(d->tree, cfs_node(parent), name, len, &id);
+	err = cfs_tree_lookup(d->tree, cfs_node(d, parent), name, len, &child);
+	if (!err)
+		err = cfs_make_entry(req, d, parent, name, len, child, true, &e);
 	if (err)
 		return cfs_reply_err(req, err);
-	cfs_fill_entry(d, id, &e);
-	if (fuse_reply_entry(req, &e) == 0)
-		cfs_tree_ref(d->tree, id, 1);
+	cfs_reply_entry(req, d, &e);
 }
 
 static void cfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -91,7 +232,7 @@ static void cfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	struct cfs_daemon *d = cfs_of(req);
 
 	cfs_count(d, CFS_OP_forget);
-	cfs_tree_unref(d->tree, cfs_node(ino), nlookup);
+	cfs_forget_one(d, ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -101,7 +242,7 @@ static void cfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_da
 
 	cfs_count(d, CFS_OP_forget_multi);
 	for (size_t i = 0; i < count; i++)
-		cfs_tree_unref(d->tree, cfs_node(forgets[i].ino), forgets[i].nlookup);
+		cfs_forget_one(d, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
 }
 
@@ -111,32 +252,61 @@ static void cfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct stat st;
 
 	cfs_count(d, CFS_OP_getattr);
-	cfs_tree_stat(d->tree, cfs_node(ino), &st);
+	cfs_stat(d, cfs_node(d, ino), &st);
 	fuse_reply_attr(req, &st, d->opts.attr_timeout);
+}
+
+/* Collapse (and server, for links the kernel was told about): the end of the whole chain,
+ * as a path from the link's directory, so the kernel makes one hop. */
+static int cfs_collapse(fuse_req_t req, struct cfs_daemon *d, uint32_t link, char *out)
+{
+	char name[RS_NAME_MAX + 1];
+	const char *nm;
+	size_t len;
+	uint32_t dir = cfs_tree_parent(d->tree, link);
+	struct cfs_cred c;
+	struct rs_result res;
+	int err;
+
+	cfs_tree_name(d->tree, link, &nm, &len);
+	memcpy(name, nm, len);
+	name[len] = '\0';
+	err = cfs_walk(d, cfs_req_cred(req, d, &c), dir, name, RS_FOLLOW, &res);
+	if (err)
+		return err;
+	ssize_t n = cfs_relative_path(d->tree, dir, (uint32_t)res.node, out);
+	return n < 0 ? (int)n : 0;
+}
+
+static int cfs_link_answer(fuse_req_t req, struct cfs_daemon *d, uint32_t link, char *out)
+{
+	const char *target;
+	size_t len;
+	int err = cfs_tree_readlink(d->tree, link, &target, &len);
+
+	if (err)
+		return err;
+	if (d->opts.follow != CFS_FOLLOW_KERNEL)
+		return cfs_collapse(req, d, link, out);
+	if (target[0] == '/' && !d->opts.abslinks_raw) {
+		ssize_t n = cfs_inroot_target(d->tree, link, target, len, out);
+		return n < 0 ? (int)n : 0;
+	}
+	memcpy(out, target, len);
+	out[len] = '\0';
+	return 0;
 }
 
 static void cfs_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	char buf[RS_PATH_MAX];
-	const char *target;
-	size_t len;
 	int err;
 
 	cfs_count(d, CFS_OP_readlink);
-	err = cfs_tree_readlink(d->tree, cfs_node(ino), &target, &len);
+	err = cfs_link_answer(req, d, cfs_node(d, ino), buf);
 	if (err)
 		return cfs_reply_err(req, err);
-	if (target[0] == '/' && !d->opts.abslinks_raw) {
-		ssize_t n = cfs_inroot_target(d->tree, cfs_node(ino), target, len, buf);
-		if (n < 0)
-			return cfs_reply_err(req, (int)n);
-		target = buf;
-		len = (size_t)n;
-	} else {
-		memcpy(buf, target, len);
-	}
-	buf[len] = '\0';
 	fuse_reply_readlink(req, buf);
 }
 
@@ -145,12 +315,15 @@ static void cfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct cfs_daemon *d = cfs_of(req);
 
 	cfs_count(d, CFS_OP_opendir);
-	if (cfs_tree_kind(d->tree, cfs_node(ino)) != RS_DIR)
+	if (cfs_tree_kind(d->tree, cfs_node(d, ino)) != RS_DIR)
 		return cfs_reply_err(req, -ENOTDIR);
 	/* Listings change only through requests the kernel sees (it drops its cache then) or
-	 * through control commands, which invalidate the directory. */
-	fi->cache_readdir = 1;
-	fi->keep_cache = 1;
+	 * through control commands, which invalidate the directory. In server mode an entry's
+	 * kind is its link's target's, which changes behind the directory's back. */
+	if (d->opts.follow != CFS_FOLLOW_SERVER) {
+		fi->cache_readdir = 1;
+		fi->keep_cache = 1;
+	}
 	fuse_reply_open(req, fi);
 }
 
@@ -160,35 +333,69 @@ enum { CFS_OFF_DOT = 1, CFS_OFF_DOTDOT = 2 };
 struct cfs_dirbuf {
 	char *buf;
 	size_t size, used;
-	uint32_t *added; /* readdirplus: entries whose lookup counts once the reply is sent */
+	struct fuse_entry_param *added; /* readdirplus: counted once the reply is sent */
 	size_t nadded;
 };
 
-static bool cfs_dirbuf_add(fuse_req_t req, struct cfs_daemon *d, struct cfs_dirbuf *b,
-			   bool plus, const char *name, uint32_t id, off_t next)
+static bool cfs_dirbuf_put(fuse_req_t req, struct cfs_dirbuf *b, const char *name,
+			   const struct fuse_entry_param *e, bool plus, off_t next)
 {
 	char *at = b->buf + b->used;
-	size_t room = b->size - b->used, need;
+	size_t room = b->size - b->used;
+	size_t need = plus ? fuse_add_direntry_plus(req, at, room, name, e, next)
+			   : fuse_add_direntry(req, at, room, name, &e->attr, next);
 
-	if (plus) {
-		struct fuse_entry_param e;
-		cfs_fill_entry(d, id, &e);
-		need = fuse_add_direntry_plus(req, at, room, name, &e, next);
-	} else {
-		struct stat st = {.st_ino = id};
-		cfs_tree_stat(d->tree, id, &st);
-		need = fuse_add_direntry(req, at, room, name, &st, next);
-	}
 	if (need > room)
 		return false;
 	b->used += need;
 	return true;
 }
 
+/* One entry; false when the reply is full. Links that do not resolve (server mode) are
+ * listed without attributes: the kernel asks again and gets the error. */
+static bool cfs_dirbuf_entry(fuse_req_t req, struct cfs_daemon *d, struct cfs_dirbuf *b,
+			     fuse_ino_t dir, const char *name, size_t len, uint32_t child,
+			     bool plus, off_t next)
+{
+	struct fuse_entry_param e;
+	char nm[RS_NAME_MAX + 1];
+
+	memcpy(nm, name, len);
+	nm[len] = '\0';
+	if (cfs_make_entry(req, d, dir, nm, len, child, true, &e) != 0) {
+		memset(&e, 0, sizeof(e));
+		e.attr.st_ino = child;
+	}
+	if (!cfs_dirbuf_put(req, b, nm, &e, plus, next)) {
+		if (e.ino)
+			cfs_drop_entry(d, &e);
+		return false;
+	}
+	if (e.ino && plus)
+		b->added[b->nadded++] = e;
+	else if (e.ino)
+		cfs_drop_entry(d, &e);
+	return true;
+}
+
+/* "." and ".." carry no lookup count, even in readdirplus. */
+static bool cfs_dirbuf_dots(fuse_req_t req, struct cfs_daemon *d, struct cfs_dirbuf *b,
+			    uint32_t dir, off_t off)
+{
+	struct fuse_entry_param e = {0};
+
+	e.attr.st_mode = S_IFDIR;
+	e.attr.st_ino = dir;
+	if (off < CFS_OFF_DOT && !cfs_dirbuf_put(req, b, ".", &e, false, CFS_OFF_DOT))
+		return false;
+	e.attr.st_ino = cfs_tree_parent(d->tree, dir);
+	return off >= CFS_OFF_DOTDOT || cfs_dirbuf_put(req, b, "..", &e, false, CFS_OFF_DOTDOT);
+}
+
 static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
 {
 	struct cfs_daemon *d = cfs_of(req);
-	uint32_t dir = cfs_node(ino);
+	uint32_t dir = cfs_node(d, ino);
 	struct cfs_dirbuf b = {.size = size};
 	uint64_t cookie = off > CFS_OFF_DOTDOT ? (uint64_t)off - CFS_OFF_DOTDOT : 0;
 	const char *name;
@@ -197,36 +404,27 @@ static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 
 	cfs_count(d, plus ? CFS_OP_readdirplus : CFS_OP_readdir);
 	b.buf = malloc(size);
-	/* the smallest plus entry is a little over 128 bytes: a bound on what one reply holds */
+	/* the smallest plus entry takes a little over 128 bytes: a bound on one reply */
 	b.added = plus ? malloc((size / 128 + 1) * sizeof(*b.added)) : NULL;
-	if (!b.buf || (plus && !b.added))
-		goto nomem;
-	/* "." and ".." carry no lookup count, even in readdirplus */
-	if (off < CFS_OFF_DOT && !cfs_dirbuf_add(req, d, &b, false, ".", dir, CFS_OFF_DOT))
-		goto send;
-	if (off < CFS_OFF_DOTDOT &&
-	    !cfs_dirbuf_add(req, d, &b, false, "..", cfs_tree_parent(d->tree, dir), CFS_OFF_DOTDOT))
-		goto send;
-	while (cfs_tree_dir_next(d->tree, dir, &cookie, &name, &len, &child) == 0) {
-		char nm[RS_NAME_MAX + 1];
-		memcpy(nm, name, len);
-		nm[len] = '\0';
-		if (!cfs_dirbuf_add(req, d, &b, plus, nm, child, (off_t)(cookie + CFS_OFF_DOTDOT)))
-			break;
-		if (plus)
-			b.added[b.nadded++] = child;
+	if (!b.buf || (plus && !b.added)) {
+		free(b.buf);
+		free(b.added);
+		return cfs_reply_err(req, -ENOMEM);
 	}
-send:
-	if (fuse_reply_buf(req, b.buf, b.used) == 0)
-		for (size_t i = 0; i < b.nadded; i++)
-			cfs_tree_ref(d->tree, b.added[i], 1);
+	if (cfs_dirbuf_dots(req, d, &b, dir, off))
+		while (cfs_tree_dir_next(d->tree, dir, &cookie, &name, &len, &child) == 0 &&
+		       cfs_dirbuf_entry(req, d, &b, ino, name, len, child, plus,
+					(off_t)(cookie + CFS_OFF_DOTDOT)))
+			;
+	bool sent = fuse_reply_buf(req, b.buf, b.used) == 0;
+	for (size_t i = 0; i < b.nadded; i++) {
+		if (sent)
+			cfs_ref_entry(d, &b.added[i]);
+		else
+			cfs_drop_entry(d, &b.added[i]);
+	}
 	free(b.buf);
 	free(b.added);
-	return;
-nomem:
-	free(b.buf);
-	free(b.added);
-	cfs_reply_err(req, -ENOMEM);
 }
 
 static void cfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -250,12 +448,18 @@ static void cfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info
 static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
-	enum rs_kind kind = cfs_tree_kind(d->tree, cfs_node(ino));
+	uint32_t node = cfs_node(d, ino);
 
 	cfs_count(d, CFS_OP_open);
-	if (kind == RS_DIR)
+	if (cfs_tree_kind(d->tree, node) == RS_DIR)
 		return cfs_reply_err(req, -EISDIR);
-	/* content changes only through writes the kernel sees itself */
+	if (fi->flags & O_TRUNC) {
+		int err = cfs_tree_truncate(d->tree, node, 0);
+		if (err)
+			return cfs_reply_err(req, err);
+		cfs_node_changed(d, node, ino);
+	}
+	/* content changes only through writes, which invalidate the other nodeids' pages */
 	fi->keep_cache = 1;
 	fuse_reply_open(req, fi);
 }
@@ -270,7 +474,7 @@ static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	cfs_count(d, CFS_OP_read);
 	if (!buf)
 		return cfs_reply_err(req, -ENOMEM);
-	n = cfs_tree_read(d->tree, cfs_node(ino), buf, size, off);
+	n = cfs_tree_read(d->tree, cfs_node(d, ino), buf, size, off);
 	if (n < 0)
 		cfs_reply_err(req, (int)n);
 	else
@@ -303,16 +507,15 @@ static void cfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	struct rs_cred cred = {ctx->uid, ctx->gid, NULL, 0};
-	gid_t groups[64];
-	int n = fuse_req_getgroups(req, 64, groups);
+	struct cfs_cred c;
+	const struct rs_cred *cred;
 
 	cfs_count(d, CFS_OP_access);
-	if (n > 0) {
-		cred.groups = groups;
-		cred.ngroups = n < 64 ? n : 64;
-	}
-	cfs_reply_err(req, mask == F_OK ? 0 : cfs_tree_may(d->tree, cfs_node(ino), &cred, mask));
+	c.cred = (struct rs_cred){ctx->uid, ctx->gid, NULL, 0};
+	cred = cfs_req_cred(req, d, &c);
+	if (!cred)
+		cred = &c.cred;
+	cfs_reply_err(req, mask == F_OK ? 0 : cfs_tree_may(d->tree, cfs_node(d, ino), cred, mask));
 }
 
 /* No extended attributes: ENOSYS makes the kernel stop asking (users see EOPNOTSUPP). */

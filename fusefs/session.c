@@ -5,6 +5,9 @@
  */
 #include "session.h"
 
+#include "notify.h"
+#include "ops.h"
+#include "paths.h"
 #include "pc.h"
 
 #include <errno.h>
@@ -165,6 +168,7 @@ static void cfs_default_timeouts(struct cfs_opts *o)
 int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 {
 	const char *mnt = d->opts.mountpoint;
+	struct fuse_lowlevel_ops ops = cfs_ops;
 	int busy = cfs_is_mountpoint(mnt);
 	int rc = 1, err;
 
@@ -174,26 +178,36 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 		return 1;
 	}
 	cfs_default_timeouts(&d->opts);
-	d->se = fuse_session_new(args, &cfs_ops, sizeof(cfs_ops), d);
+	cfs_add_write_ops(&ops);
+	d->se = fuse_session_new(args, &ops, sizeof(ops), d);
 	if (!d->se)
 		return 2; /* libfuse said which option it refused */
+	d->paths = cfs_paths_new();
 	if (fuse_session_mount(d->se, mnt) != 0)
 		goto out;
 	if (fuse_daemonize(foreground) != 0)
 		goto out_unmount;
-	if (d->opts.loop == CFS_LOOP_POLLCORE)
+	/* after daemonizing: a fork keeps only the calling thread */
+	err = cfs_notifier_start(&d->notifier, d->se);
+	if (!err && d->opts.loop == CFS_LOOP_POLLCORE)
 		err = cfs_run_pollcore(d);
-	else
+	else if (!err)
 		err = cfs_run_libfuse(d, d->opts.loop == CFS_LOOP_LIBFUSE_MT);
 	if (err)
 		g_warning("session ended: %s", strerror(-err));
+	cfs_notifier_stop(d->notifier);
+	d->notifier = NULL;
+	/* each path entry holds one tree reference of its own besides the kernel's counts */
 	g_debug("%llu lookups outstanding at exit",
-		(unsigned long long)cfs_tree_total_refs(d->tree));
+		(unsigned long long)(cfs_tree_total_refs(d->tree) - cfs_paths_count(d->paths) +
+				     cfs_paths_total_lookups(d->paths)));
 	rc = err ? 1 : 0;
 out_unmount:
 	fuse_session_unmount(d->se);
 out:
 	fuse_session_destroy(d->se);
 	d->se = NULL;
+	cfs_paths_free(d->paths);
+	d->paths = NULL;
 	return rc;
 }

@@ -61,6 +61,8 @@ enum rs_kind cfs_tree_kind(const struct cfs_tree *t, uint32_t id);
  * link, the directory of its first name still linked (orphans: the last one it had). */
 uint32_t cfs_tree_parent(const struct cfs_tree *t, uint32_t id);
 uint32_t cfs_tree_generation(const struct cfs_tree *t, uint32_t id);
+/* The name of ID in cfs_tree_parent(ID) (not NUL-terminated); the root's is "" (len 0). */
+void cfs_tree_name(const struct cfs_tree *t, uint32_t id, const char **name, size_t *len);
 void cfs_tree_stat(const struct cfs_tree *t, uint32_t id, struct stat *st); /* st_ino = id */
 int cfs_tree_readlink(const struct cfs_tree *t, uint32_t id, const char **target, size_t *len);
 /* Copy up to SIZE bytes of file ID's content from OFF into BUF; returns bytes or -errno. */

@@ -1,0 +1,52 @@
+/* Helpers shared by the FUSE operation files (ops.c reads, ops_write.c changes). */
+#ifndef CHAINFS_OPS_H
+#define CHAINFS_OPS_H
+
+#include "daemon.h"
+
+struct cfs_daemon *cfs_of(fuse_req_t req);
+void cfs_count(struct cfs_daemon *d, enum cfs_op op);
+void cfs_reply_err(fuse_req_t req, int neg_errno);
+
+/* The tree node a nodeid stands for (0 if the nodeid is unknown). */
+uint32_t cfs_node(const struct cfs_daemon *d, fuse_ino_t ino);
+
+/* Attributes as the kernel must see them: tmpfs's directory sizes, a link's size equal to
+ * what readlink answers when the kernel caches links. */
+void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st);
+
+/* Credentials of the caller, for the resolver's search-permission checks. */
+struct cfs_cred {
+	struct rs_cred cred;
+	gid_t groups[64];
+};
+const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d,
+				   struct cfs_cred *c);
+
+/* Resolve PATH from directory START with our resolver, counting the walk in the stats. */
+int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, const char *path,
+	     unsigned flags, struct rs_result *res);
+
+/*
+ * The entry for NAME under PARENT whose tree entry is CHILD: with FOLLOW in server mode a
+ * link is followed; paths through links get nodeids of their own. Fills E (nothing counted).
+ */
+int cfs_make_entry(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, const char *name,
+		   size_t len, uint32_t child, bool follow, struct fuse_entry_param *e);
+/* Send E and count the lookup only if the reply went out. */
+void cfs_reply_entry(fuse_req_t req, struct cfs_daemon *d, const struct fuse_entry_param *e);
+/* Count one lookup of E's nodeid (the reply carrying it was sent). */
+void cfs_ref_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
+/* Drop an uncounted path entry made for a reply that could not be sent. */
+void cfs_drop_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
+
+/* After a name was added, removed, replaced or moved: make the kernel forget what may now
+ * resolve differently (the request's own name it knows about already). */
+void cfs_namespace_changed(struct cfs_daemon *d);
+/* After NODE's content or attributes changed: drop other nodeids' caches of it. */
+void cfs_node_changed(struct cfs_daemon *d, uint32_t node, fuse_ino_t except);
+
+/* The operations that change the tree (ops_write.c), added to a table. */
+void cfs_add_write_ops(struct fuse_lowlevel_ops *ops);
+
+#endif

@@ -1,0 +1,326 @@
+/*
+ * The FUSE operations that change the tree, as tmpfs behaves. With default_permissions the
+ * kernel checks permissions and the sticky bit before a request reaches us; what is left
+ * here is ownership of new nodes, the namespace rules (in the tree) and telling the kernel
+ * what its caches no longer know.
+ */
+#include "ops.h"
+#include "notify.h"
+#include "paths.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+struct cfs_inval_ctx {
+	struct cfs_daemon *d;
+	uint32_t node;
+	fuse_ino_t except;
+};
+
+static void cfs_inval_path_entry(void *data, uint64_t parent, const char *name, size_t len,
+				 uint64_t nodeid, uint32_t target)
+{
+	struct cfs_inval_ctx *c = data;
+
+	cfs_notify_entry(c->d->notifier, parent, name, len);
+}
+
+void cfs_namespace_changed(struct cfs_daemon *d)
+{
+	/* Kernel and collapse modes: the kernel sees links as links and follows them itself
+	 * (collapse answers readlink afresh every time), so the request it sent is all it needs
+	 * to know. Server mode: any path through a link may now end elsewhere. */
+	if (d->opts.follow != CFS_FOLLOW_SERVER || !d->paths)
+		return;
+	struct cfs_inval_ctx c = {d, 0, 0};
+	cfs_paths_each(d->paths, cfs_inval_path_entry, &c);
+}
+
+static void cfs_inval_same_target(void *data, uint64_t parent, const char *name, size_t len,
+				  uint64_t nodeid, uint32_t target)
+{
+	struct cfs_inval_ctx *c = data;
+
+	if (target == c->node && nodeid != c->except)
+		cfs_notify_inode(c->d->notifier, nodeid);
+}
+
+void cfs_node_changed(struct cfs_daemon *d, uint32_t node, fuse_ino_t except)
+{
+	/* Only path nodeids share a node with another nodeid (hard links share the handle). */
+	if (!d->paths || cfs_paths_count(d->paths) == 0)
+		return;
+	struct cfs_inval_ctx c = {d, node, except};
+	cfs_paths_each(d->paths, cfs_inval_same_target, &c);
+	if (except != node)
+		cfs_notify_inode(d->notifier, node);
+}
+
+/* Owner and mode of a new node: the caller's, with a setgid directory's group (and, for a
+ * directory, its setgid bit) inherited, as the kernel's inode_init_owner does for tmpfs. */
+static struct cfs_new cfs_new_attrs(fuse_req_t req, struct cfs_daemon *d, uint32_t dir,
+				    mode_t mode, bool is_dir)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	struct cfs_new a = {mode & 07777, ctx->uid, ctx->gid};
+	struct stat st;
+
+	cfs_tree_stat(d->tree, dir, &st);
+	if (st.st_mode & S_ISGID) {
+		a.gid = st.st_gid;
+		if (is_dir)
+			a.mode |= S_ISGID;
+	}
+	return a;
+}
+
+/* Reply with the entry of a node just made under PARENT: the node itself, never followed
+ * (the kernel checks the kind it asked for). */
+static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent,
+			  const char *name, uint32_t child, struct fuse_file_info *fi)
+{
+	struct fuse_entry_param e;
+	size_t len = strlen(name);
+	int err;
+
+	cfs_namespace_changed(d);
+	err = cfs_make_entry(req, d, parent, name, len, child, false, &e);
+	if (err)
+		return cfs_reply_err(req, err);
+	if (cfs_tree_kind(d->tree, child) == RS_LINK && d->opts.follow == CFS_FOLLOW_SERVER)
+		e.entry_timeout = 0; /* next time, the name is looked up and followed */
+	if ((fi ? fuse_reply_create(req, &e, fi) : fuse_reply_entry(req, &e)) == 0)
+		cfs_ref_entry(d, &e);
+	else
+		cfs_drop_entry(d, &e);
+}
+
+static void cfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t dir = cfs_node(d, parent), child;
+	struct cfs_new a;
+	int err;
+
+	cfs_count(d, CFS_OP_mknod);
+	if (!S_ISREG(mode)) /* devices, fifos and sockets are not part of the tree */
+		return cfs_reply_err(req, -EPERM);
+	a = cfs_new_attrs(req, d, dir, mode, false);
+	err = cfs_tree_mkfile(d->tree, dir, name, strlen(name), &a, &child);
+	if (err)
+		return cfs_reply_err(req, err);
+	cfs_reply_new(req, d, parent, name, child, NULL);
+}
+
+static void cfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		       struct fuse_file_info *fi)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t dir = cfs_node(d, parent), child;
+	struct cfs_new a = cfs_new_attrs(req, d, dir, mode, false);
+	int err;
+
+	cfs_count(d, CFS_OP_create);
+	err = cfs_tree_mkfile(d->tree, dir, name, strlen(name), &a, &child);
+	if (err)
+		return cfs_reply_err(req, err);
+	fi->keep_cache = 1;
+	cfs_reply_new(req, d, parent, name, child, fi);
+}
+
+static void cfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t dir = cfs_node(d, parent), child;
+	struct cfs_new a = cfs_new_attrs(req, d, dir, mode, true);
+	int err;
+
+	cfs_count(d, CFS_OP_mkdir);
+	err = cfs_tree_mkdir(d->tree, dir, name, strlen(name), &a, &child);
+	if (err)
+		return cfs_reply_err(req, err);
+	cfs_reply_new(req, d, parent, name, child, NULL);
+}
+
+static void cfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const char *name)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t dir = cfs_node(d, parent), child;
+	struct cfs_new a = cfs_new_attrs(req, d, dir, 0777, false);
+	int err;
+
+	cfs_count(d, CFS_OP_symlink);
+	err = cfs_tree_symlink(d->tree, dir, name, strlen(name), target, strlen(target), &a,
+			       &child);
+	if (err)
+		return cfs_reply_err(req, err);
+	cfs_reply_new(req, d, parent, name, child, NULL);
+}
+
+static void cfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t node = cfs_node(d, ino);
+	int err;
+
+	cfs_count(d, CFS_OP_link);
+	err = cfs_tree_link(d->tree, node, cfs_node(d, newparent), newname, strlen(newname));
+	if (err)
+		return cfs_reply_err(req, err);
+	cfs_node_changed(d, node, ino); /* nlink and ctime changed */
+	cfs_reply_new(req, d, newparent, newname, node, NULL);
+}
+
+static void cfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t dir = cfs_node(d, parent), child = 0;
+	size_t len = strlen(name);
+	int err;
+
+	cfs_count(d, CFS_OP_unlink);
+	cfs_tree_lookup(d->tree, dir, name, len, &child);
+	err = cfs_tree_unlink(d->tree, dir, name, len);
+	if (err)
+		return cfs_reply_err(req, err);
+	if (child)
+		cfs_node_changed(d, child, 0);
+	cfs_namespace_changed(d);
+	fuse_reply_err(req, 0);
+}
+
+static void cfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t dir = cfs_node(d, parent), child;
+	size_t len = strlen(name);
+	int err;
+
+	cfs_count(d, CFS_OP_rmdir);
+	err = cfs_tree_lookup(d->tree, dir, name, len, &child);
+	/* Server mode shows a link to a directory as a directory: rmdir removes the link. */
+	if (!err && d->opts.follow == CFS_FOLLOW_SERVER && cfs_tree_kind(d->tree, child) == RS_LINK)
+		err = cfs_tree_unlink(d->tree, dir, name, len);
+	else if (!err)
+		err = cfs_tree_rmdir(d->tree, dir, name, len);
+	if (err)
+		return cfs_reply_err(req, err);
+	cfs_namespace_changed(d);
+	fuse_reply_err(req, 0);
+}
+
+static void cfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		       const char *newname, unsigned int flags)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	size_t len = strlen(name), newlen = strlen(newname);
+	int err;
+
+	cfs_count(d, CFS_OP_rename);
+	err = cfs_tree_rename(d->tree, cfs_node(d, parent), name, len, cfs_node(d, newparent),
+			      newname, newlen, flags);
+	if (err)
+		return cfs_reply_err(req, err);
+	cfs_namespace_changed(d);
+	if (d->opts.follow == CFS_FOLLOW_SERVER) {
+		/* the kernel moved its dentry; what a relative link there means may have moved */
+		cfs_notify_entry(d->notifier, newparent, newname, newlen);
+		if (flags & RENAME_EXCHANGE)
+			cfs_notify_entry(d->notifier, parent, name, len);
+	}
+	fuse_reply_err(req, 0);
+}
+
+static int cfs_setattr_times(struct cfs_daemon *d, uint32_t node, const struct stat *attr,
+			     int to_set)
+{
+	struct timespec now, at, mt;
+	const struct timespec *a = NULL, *m = NULL;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (to_set & FUSE_SET_ATTR_ATIME) {
+		at = (to_set & FUSE_SET_ATTR_ATIME_NOW) ? now : attr->st_atim;
+		a = &at;
+	}
+	if (to_set & FUSE_SET_ATTR_MTIME) {
+		mt = (to_set & FUSE_SET_ATTR_MTIME_NOW) ? now : attr->st_mtim;
+		m = &mt;
+	}
+	if (!a && !m)
+		return 0;
+	return cfs_tree_set_times(d->tree, node, a, m, &now);
+}
+
+static void cfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+			struct fuse_file_info *fi)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t node = cfs_node(d, ino);
+	struct stat st;
+	int err = 0;
+
+	cfs_count(d, CFS_OP_setattr);
+	if (to_set & FUSE_SET_ATTR_MODE)
+		err = cfs_tree_chmod(d->tree, node, attr->st_mode & 07777);
+	if (!err && (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
+		err = cfs_tree_chown(d->tree, node,
+				     (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1,
+				     (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1);
+	if (!err && (to_set & FUSE_SET_ATTR_SIZE))
+		err = cfs_tree_truncate(d->tree, node, (uint64_t)attr->st_size);
+	if (!err)
+		err = cfs_setattr_times(d, node, attr, to_set);
+	if (err)
+		return cfs_reply_err(req, err);
+	cfs_node_changed(d, node, ino);
+	cfs_stat(d, node, &st);
+	fuse_reply_attr(req, &st, d->opts.attr_timeout);
+}
+
+static void cfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		      struct fuse_file_info *fi)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t node = cfs_node(d, ino);
+	ssize_t n;
+
+	cfs_count(d, CFS_OP_write);
+	n = cfs_tree_write(d->tree, node, buf, size, off);
+	if (n < 0)
+		return cfs_reply_err(req, (int)n);
+	cfs_node_changed(d, node, ino);
+	fuse_reply_write(req, (size_t)n);
+}
+
+/* Everything lives in memory: there is nothing to flush. */
+static void cfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	cfs_count(cfs_of(req), CFS_OP_fsync);
+	fuse_reply_err(req, 0);
+}
+
+static void cfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	cfs_count(cfs_of(req), CFS_OP_flush);
+	fuse_reply_err(req, 0);
+}
+
+void cfs_add_write_ops(struct fuse_lowlevel_ops *ops)
+{
+	ops->mknod = cfs_mknod;
+	ops->create = cfs_create;
+	ops->mkdir = cfs_mkdir;
+	ops->symlink = cfs_symlink;
+	ops->link = cfs_link;
+	ops->unlink = cfs_unlink;
+	ops->rmdir = cfs_rmdir;
+	ops->rename = cfs_rename;
+	ops->setattr = cfs_setattr;
+	ops->write = cfs_write;
+	ops->fsync = cfs_fsync;
+	ops->fsyncdir = cfs_fsync;
+	ops->flush = cfs_flush;
+}
