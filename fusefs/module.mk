@@ -21,4 +21,22 @@ $(BUILD)/test_spec: $(BUILD)/tests/test_spec.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_tree.o $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 
-SHELL_TESTS += tests/mount_kernel.sh
+SHELL_TESTS += tests/mount_kernel.sh tests/mount_lifecycle.sh tests/mount_modes.sh \
+	tests/conformance.sh tests/mount_perms.sh
+
+# spec: embedded default tree
+# fusefs/default.spec becomes a C string of \xHH escapes (od + sed: coreutils, no xxd), so
+# any byte survives and the compiler adds the NUL.
+$(BUILD)/fusefs/default_spec.c: fusefs/default.spec
+	@mkdir -p $(dir $@)
+	{ echo '/* generated from fusefs/default.spec: do not edit */'; \
+	  echo '#include "spec.h"'; \
+	  echo 'const char cfs_default_spec[] ='; \
+	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/\\x\1/g' -e 's/^/"/' -e 's/$$/"/'; \
+	  echo ';'; } > $@.tmp && mv $@.tmp $@
+$(BUILD)/fusefs/default_spec.o: $(BUILD)/fusefs/default_spec.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+$(CFS_LIB): $(BUILD)/fusefs/default_spec.o
+# test_spec compares the embedded text with the source file
+$(BUILD)/tests/test_spec.o: CFLAGS += -DCFS_SRCDIR='"$(CURDIR)"'
+# end spec: embedded default tree

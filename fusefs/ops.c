@@ -19,8 +19,11 @@
 const char *const cfs_op_names[CFS_OP_MAX] = {CFS_OPS(CFS_OP_NAME)};
 #undef CFS_OP_NAME
 
-/* tmpfs counts this many bytes per directory entry in a directory's size */
-enum { CFS_BOGO_DIRENT_SIZE = 20 };
+enum {
+	CFS_BOGO_DIRENT_SIZE = 20, /* tmpfs counts this many bytes per entry in a dir's size */
+	CFS_SHORT_SYMLINK_LEN = 128, /* tmpfs keeps shorter link bodies in the inode: 0 blocks */
+	CFS_PAGE_BLOCKS = 8,         /* a 4 KiB page in 512-byte blocks */
+};
 
 struct cfs_daemon *cfs_of(fuse_req_t req)
 {
@@ -58,11 +61,15 @@ static size_t cfs_link_size(const struct cfs_daemon *d, uint32_t node, size_t st
 void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st)
 {
 	cfs_tree_stat(d->tree, node, st);
+	/* sizes and blocks as tmpfs reports them, so du and ls -l agree with a copy there */
 	if (S_ISDIR(st->st_mode)) {
 		st->st_size = (off_t)(CFS_BOGO_DIRENT_SIZE * (2 + cfs_tree_dir_count(d->tree, node)));
 		st->st_blocks = 0;
 	} else if (S_ISLNK(st->st_mode)) {
+		st->st_blocks = st->st_size < CFS_SHORT_SYMLINK_LEN ? 0 : CFS_PAGE_BLOCKS;
 		st->st_size = (off_t)cfs_link_size(d, node, (size_t)st->st_size);
+	} else {
+		st->st_blocks = (blkcnt_t)((st->st_size + 4095) / 4096) * CFS_PAGE_BLOCKS;
 	}
 }
 
@@ -378,18 +385,18 @@ static bool cfs_dirbuf_entry(fuse_req_t req, struct cfs_daemon *d, struct cfs_di
 	return true;
 }
 
-/* "." and ".." carry no lookup count, even in readdirplus. */
+/* "." and ".." carry no lookup count, even in readdirplus (nodeid 0: attributes only). */
 static bool cfs_dirbuf_dots(fuse_req_t req, struct cfs_daemon *d, struct cfs_dirbuf *b,
-			    uint32_t dir, off_t off)
+			    uint32_t dir, off_t off, bool plus)
 {
 	struct fuse_entry_param e = {0};
 
 	e.attr.st_mode = S_IFDIR;
 	e.attr.st_ino = dir;
-	if (off < CFS_OFF_DOT && !cfs_dirbuf_put(req, b, ".", &e, false, CFS_OFF_DOT))
+	if (off < CFS_OFF_DOT && !cfs_dirbuf_put(req, b, ".", &e, plus, CFS_OFF_DOT))
 		return false;
 	e.attr.st_ino = cfs_tree_parent(d->tree, dir);
-	return off >= CFS_OFF_DOTDOT || cfs_dirbuf_put(req, b, "..", &e, false, CFS_OFF_DOTDOT);
+	return off >= CFS_OFF_DOTDOT || cfs_dirbuf_put(req, b, "..", &e, plus, CFS_OFF_DOTDOT);
 }
 
 static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool plus)
@@ -411,7 +418,7 @@ static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 		free(b.added);
 		return cfs_reply_err(req, -ENOMEM);
 	}
-	if (cfs_dirbuf_dots(req, d, &b, dir, off))
+	if (cfs_dirbuf_dots(req, d, &b, dir, off, plus))
 		while (cfs_tree_dir_next(d->tree, dir, &cookie, &name, &len, &child) == 0 &&
 		       cfs_dirbuf_entry(req, d, &b, ino, name, len, child, plus,
 					(off_t)(cookie + CFS_OFF_DOTDOT)))

@@ -88,6 +88,27 @@ same_output() {
 	fi
 }
 
+not() {
+	! "$@"
+}
+
+not_grep() {
+	! grep -q "$1" "$2"
+}
+
+# materialize_inroot DIR: rewrite DIR's absolute links as chainfs's kernel mode answers them
+# (relative, never above DIR), so the kernel can walk the copy as if DIR were the root.
+# perl-base is Essential in Debian: one process instead of one per link.
+materialize_inroot() {
+	(cd "$1" && find . -type l -lname '/*' -print0 | perl -0 -ne '
+		chomp; my $l = $_; my $t = readlink($l) // next;
+		$t =~ s{^(/+\.\.?(?=/|$))+}{}; $t =~ s{^/+}{};
+		my $depth = ($l =~ tr{/}{}) - 1;
+		my $new = join("/", ("..") x $depth, length($t) ? ($t) : ());
+		$new = "." if $new eq "";
+		unlink($l) && symlink($new, $l) or die "$l: $!\n";')
+}
+
 finish() {
 	echo "$TEST_NAME: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ]

@@ -1,0 +1,123 @@
+#!/bin/sh
+# chainfs's own link resolution: server and collapse modes past the kernel's limit of 40,
+# loops that end, changes seen at once in every mode, and an invalidation path that cannot
+# hang the loop.
+. "$(dirname "$0")/lib.sh"
+
+BIG="max_total=200000,max_nest=200000"
+cat >"$T/long.spec" <<EOF
+file /target "the end\n"
+chain /c 100000 /target
+EOF
+
+# --- server mode ---------------------------------------------------------------------------
+S=$T/server
+mount_cfs "$S" -o "follow=server,$BIG" || fail "mount server"
+expect "ok 22" cat "$S/chains/1000"
+expect "ok file" lstat "$S/chains/1000"
+expect ok stat "$S/nest/100"
+for l in $(cd "$S/loops" 2>/dev/null && ls); do
+	expect ELOOP stat "$S/loops/$l"
+done
+timeout 60 find -L "$S/loops" >"$T/findloops.out" 2>"$T/findloops.err"
+check "find -L over loops ends" test $? -le 1
+check "find -L over loops reports the loops" grep -q "Too many levels of symbolic links" \
+	"$T/findloops.err"
+check "find -L over loops: no EIO" not_grep "Input/output error" "$T/findloops.err"
+unmount_cfs "$S"
+
+mount_cfs "$S" -o "follow=server,$BIG" "$T/long.spec" || fail "mount long chain"
+expect "ok 8" cat "$S/c"
+unmount_cfs "$S"
+mount_cfs "$S" -o "follow=server,max_total=999,max_nest=999" || fail "mount max_total=999"
+expect ELOOP stat "$S/chains/1000"
+expect ok stat "$S/chains/41"
+unmount_cfs "$S"
+
+# find over /tree in server mode sees what find -L sees over the materialized copy: the same
+# paths, and the same classes of paths sharing an inode.
+REF=$T/ref
+mount_tmpfs "$REF" || fail "tmpfs"
+"$CHAINFS" --materialize "$REF" && materialize_inroot "$REF" || fail "materialize"
+mount_cfs "$S" -o "follow=server,$BIG" || fail "mount server for find"
+classes() {
+	(cd "$1" && timeout 300 find $2 tree -printf '%i %p\n' 2>/dev/null) |
+		sort -k2 >"$3.paths"
+	cut -d' ' -f2 "$3.paths" >"$3.names"
+	sort -n "$3.paths" | awk '$1 != last { if (NR > 1) print line; line = ""; last = $1 }
+		{ line = line " " $2 } END { print line }' | sort >"$3.classes"
+}
+classes "$S" "" "$T/srv"
+classes "$REF" "-L" "$T/ref"
+same_output "server find == find -L paths" "$T/srv.names" "$T/ref.names"
+same_output "server find == find -L inode classes" "$T/srv.classes" "$T/ref.classes"
+check "the walk saw the tree" test "$(wc -l <"$T/srv.names")" -gt 1000
+unmount_cfs "$S"
+
+# --- collapse mode -------------------------------------------------------------------------
+C=$T/collapse
+mount_cfs "$C" -o "follow=collapse,$BIG" || fail "mount collapse"
+expect "ok target" readlink "$C/chains/1000"
+expect "ok 22" cat "$C/chains/1000"
+expect ok stat "$C/nest/100"
+expect "ok link" lstat "$C/chains/1000"
+expect ELOOP open "$C/chains/1000" nofollow,r
+unmount_cfs "$C"
+mount_cfs "$C" -o "follow=collapse,max_total=999,max_nest=999" || fail "mount collapse 999"
+expect ELOOP stat "$C/chains/1000"
+expect ELOOP readlink "$C/chains/1000"
+expect ENOENT stat "$C/dangling/$(cd "$C/dangling" && ls | head -1)"
+unmount_cfs "$C"
+
+# --- every mode: changes are seen by the very next syscall ---------------------------------
+for mode in kernel collapse server; do
+	M=$T/m-$mode
+	mount_cfs "$M" -o "follow=$mode,entry_timeout=3600,attr_timeout=3600,$BIG" ||
+		{ fail "mount $mode"; continue; }
+	mkdir "$M/t"
+	printf A >"$M/t/a"
+	printf BB >"$M/t/b"
+	ln -s a "$M/t/l"
+	ln -s l "$M/t/l1" # a chain: l1 -> l -> a
+	expect "ok file 0644 1" stat "$M/t/l1"
+	expect "ok 1" cat "$M/t/l1"
+	ln -sfn b "$M/t/l"
+	expect "ok 2" cat "$M/t/l1"
+	expect "ok 2" cat "$M/t/l"
+	mv "$M/t/l" "$M/t/l2"
+	expect ENOENT stat "$M/t/l1"
+	expect "ok 2" cat "$M/t/l2"
+	mv "$M/t/l2" "$M/t/l"
+	expect "ok 2" cat "$M/t/l1"
+	rm "$M/t/l"
+	expect ENOENT stat "$M/t/l1"
+	ln -s a "$M/t/l"
+	expect "ok 1" cat "$M/t/l1"
+	# a directory moved under a link's path
+	mkdir -p "$M/t/d1/x"
+	ln -s d1/x "$M/t/lx"
+	expect "ok dir" stat "$M/t/lx"
+	mv "$M/t/d1" "$M/t/d2"
+	expect ENOENT stat "$M/t/lx"
+	mkdir -p "$M/t/d1/x"
+	printf C >"$M/t/d1/x/c"
+	expect "ok 1" cat "$M/t/lx/c"
+
+	# Invalidations while lookups hammer the same directory: must neither hang nor fail.
+	(for i in $(seq 300); do stat -L "$M/t/l1" "$M/t/lx" >/dev/null 2>&1; ls "$M/t" >/dev/null; done) &
+	reader=$!
+	PIDS="$PIDS $reader"
+	i=0
+	ok=1
+	while [ $i -lt 300 ]; do
+		timeout 10 ln -sfn b "$M/t/l" && timeout 10 ln -sfn a "$M/t/l" &&
+			timeout 10 mv "$M/t/lx" "$M/t/ly" && timeout 10 mv "$M/t/ly" "$M/t/lx" || { ok=0; break; }
+		i=$((i + 1))
+	done
+	check "$mode: 1200 link changes under concurrent lookups never hang" test $ok -eq 1
+	check "$mode: readers finish" timeout 60 sh -c "while kill -0 $reader 2>/dev/null; do sleep 0.1; done"
+	expect "ok 1" cat "$M/t/l1"
+	unmount_cfs "$M"
+done
+
+finish

@@ -1,0 +1,53 @@
+#!/bin/sh
+# Another uid is refused where tmpfs refuses it, in every mode (allow_other and
+# default_permissions, as a multi-user mount is used), including search permission inside a
+# link's target, which chainfs checks itself when it follows links.
+. "$(dirname "$0")/lib.sh"
+
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+
+# setup ROOT: the same tree, made as root
+setup() {
+	cd "$1" || return 1
+	mkdir priv && chmod 700 priv && echo s >priv/f
+	echo s >secret && chmod 600 secret
+	echo p >pub && chmod 644 pub
+	mkdir ro && chmod 755 ro
+	mkdir sticky && chmod 1777 sticky && echo r >sticky/rootfile && chmod 666 sticky/rootfile
+	mkdir open && chmod 777 open && echo o >open/rootfile
+	ln -s priv/f lp
+	ln -s ../priv lpd && mv lpd ro/
+	ln -s pub lpub
+}
+
+# probes ROOT: what uid 65534 may do
+probes() {
+	cd "$1" || return 1
+	for c in "cat secret" "cat pub" "cat priv/f" "stat priv/f" "cat lp" "stat lp" \
+		"cat lpub" "cat ro/lpd/f" "open pub w" "open ro/new creat,w" "mkdir ro/d 0755" \
+		"unlink sticky/rootfile" "rename sticky/rootfile sticky/x" "open sticky/mine creat,w" \
+		"unlink sticky/mine" "unlink open/rootfile" "chmod pub 0666" "truncate pub 0" \
+		"symlink x ro/l" "access secret 4" "access pub 4" "access pub 2" "rmdir ro"; do
+		printf '%s => ' "$c"
+		# shellcheck disable=SC2086
+		$NOBODY "$PROBE" $c
+	done
+}
+
+R=$T/ref
+mount_tmpfs "$R" || { fail "tmpfs"; finish; exit 1; }
+(setup "$R") || fail "setup tmpfs"
+(probes "$R") >"$T/out.tmpfs" 2>&1
+check "uid 65534 is refused somewhere on tmpfs" grep -q EACCES "$T/out.tmpfs"
+: >"$T/empty.spec"
+for mode in kernel collapse server; do
+	M=$T/m-$mode
+	mount_cfs "$M" -o "follow=$mode,allow_other,default_permissions" "$T/empty.spec" ||
+		{ fail "mount $mode"; continue; }
+	chmod 755 "$M"
+	(setup "$M") || fail "setup $mode"
+	(probes "$M") >"$T/out.$mode" 2>&1
+	same_output "uid 65534 on $mode mode == on tmpfs" "$T/out.tmpfs" "$T/out.$mode"
+	unmount_cfs "$M"
+done
+finish
