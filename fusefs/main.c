@@ -195,6 +195,23 @@ static int cfs_materialize_main(const struct cfs_cmdline *c)
 	return rc ? 1 : 0;
 }
 
+/* One log line to stderr, "chainfs: level: message"; debug only when G_MESSAGES_DEBUG names
+ * chainfs (GLib's convention). GLib's default would send messages to stdout. */
+static void cfs_log(const gchar *domain, GLogLevelFlags level, const gchar *msg, gpointer data)
+{
+	const char *dbg = g_getenv("G_MESSAGES_DEBUG");
+	const char *what = (level & G_LOG_LEVEL_ERROR)      ? "error"
+			   : (level & G_LOG_LEVEL_CRITICAL) ? "critical"
+			   : (level & G_LOG_LEVEL_WARNING)  ? "warning"
+			   : (level & G_LOG_LEVEL_DEBUG)    ? "debug"
+							    : "info";
+
+	if ((level & (G_LOG_LEVEL_DEBUG | G_LOG_LEVEL_INFO)) &&
+	    !(dbg && (strstr(dbg, "chainfs") || strcmp(dbg, "all") == 0)))
+		return;
+	fprintf(stderr, "chainfs: %s: %s\n", what, msg);
+}
+
 static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
 	char **strs[] = {&c->follow, &c->abslinks, &c->loop, &c->ctl,
@@ -214,6 +231,8 @@ int main(int argc, char *argv[])
 					.entry_timeout = -1, .attr_timeout = -1}};
 	int rc = CFS_EXIT_USAGE;
 
+	g_log_set_handler("chainfs", G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION,
+			  cfs_log, NULL);
 	if (fuse_opt_parse(&args, &c, cfs_opt_spec, cfs_opt_proc) == -1)
 		goto out;
 	if (c.materialize) {
