@@ -28,6 +28,12 @@
 
 enum { CFS_ROOT = 1 };
 
+/* Limits, with the reason next to each (names and link targets: RS_NAME_MAX, RS_PATH_MAX). */
+enum {
+	CFS_PATTERN_MAX = 65536, /* a pattern comes from one spec line (CFS_SPEC_MAX_LINE) */
+};
+#define CFS_DATA_MAX (1ull << 30) /* a written file is held whole in one buffer: 1 GiB */
+
 struct cfs_tree;
 
 /* Attributes given to a new node. */
@@ -53,7 +59,7 @@ struct cfs_alloc {
 struct cfs_tree *cfs_tree_new(const struct cfs_alloc *alloc); /* NULL on ENOMEM */
 void cfs_tree_free(struct cfs_tree *t);
 
-/* Queries. ID must be a live handle. */
+/* Queries. ID must be a live handle. lookup also answers "." and ".." (DIR, its parent). */
 int cfs_tree_lookup(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
 		    uint32_t *out);
 enum rs_kind cfs_tree_kind(const struct cfs_tree *t, uint32_t id);
@@ -95,15 +101,22 @@ int cfs_tree_symlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t 
 /* A hard link to the non-directory ID (-EPERM for a directory). */
 int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *name, size_t len);
 
-/* File content. A pattern file holds SIZE bytes repeating PATTERN (stored once); a
- * literal holds a copy of its bytes. Writes turn a pattern file into a buffer. */
+/* File content. A pattern file holds SIZE bytes repeating PATTERN (stored once, shared with
+ * the file that got the same pattern just before); a literal holds a copy of its bytes.
+ * Writes turn a pattern file into a buffer. -EISDIR on a directory, -EINVAL on a link or
+ * a pattern longer than CFS_PATTERN_MAX (or empty with SIZE > 0). A write, or a truncate
+ * that grows a file with content, needs the whole file as one buffer: -EFBIG past
+ * CFS_DATA_MAX (a huge pattern file is never expanded). Growing an empty or truncated-to-
+ * zeros file costs no memory: it reads as zeros until written. */
 int cfs_tree_set_pattern(struct cfs_tree *t, uint32_t id, const char *pattern, size_t plen,
 			 uint64_t size);
 int cfs_tree_set_content(struct cfs_tree *t, uint32_t id, const char *data, size_t len);
 ssize_t cfs_tree_write(struct cfs_tree *t, uint32_t id, const char *buf, size_t size, off_t off);
 int cfs_tree_truncate(struct cfs_tree *t, uint32_t id, uint64_t size);
 
-/* Attributes: NULL / -1 leave a field as is. Times are set exactly (no "now" here). */
+/* Attributes: NULL / -1 leave a field as is. Times are set exactly (no "now" here), within
+ * the int64-nanosecond range (1677..2262; beyond, clamped); -EINVAL for a bad tv_nsec.
+ * Links are always 0777: chmod on one is -EOPNOTSUPP. */
 int cfs_tree_chmod(struct cfs_tree *t, uint32_t id, mode_t mode);
 int cfs_tree_chown(struct cfs_tree *t, uint32_t id, uid_t uid, gid_t gid);
 int cfs_tree_set_times(struct cfs_tree *t, uint32_t id, const struct timespec *atime,
@@ -118,7 +131,9 @@ int cfs_tree_rename(struct cfs_tree *t, uint32_t olddir, const char *oldname, si
 		    uint32_t newdir, const char *newname, size_t newlen, unsigned flags);
 
 /* Kernel references (FUSE lookup counts). A node unlinked while referenced stays readable
- * until its count returns to 0. */
+ * until its count returns to 0; meanwhile it keeps its last name and directory, and keeps
+ * that directory alive (removed or not), as a dentry pins its parent. A count that reaches
+ * 2^32 - 1 sticks there (the node is then never freed: a bounded leak, never an early free). */
 void cfs_tree_ref(struct cfs_tree *t, uint32_t id, uint64_t n);
 void cfs_tree_unref(struct cfs_tree *t, uint32_t id, uint64_t n);
 uint64_t cfs_tree_refs(const struct cfs_tree *t, uint32_t id);
