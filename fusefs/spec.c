@@ -28,15 +28,18 @@
 #include <unistd.h>
 
 enum {
-	SPEC_MAX_WORDS = 32,       /* words on a line: the longest form (tree) has 7 */
+	SPEC_MAX_WORDS = 32,	   /* words on a line: the longest form (tree) has 7 */
 	SPEC_TREE_MAX_DEPTH = 256, /* tree depth: deeper paths are the deep generator's job */
-	SPEC_POOL = 64,            /* tree link targets are drawn from a sample this big */
-	SPEC_DIRLINK_POOL = 16,    /* ... and paths through links to directories from this one */
+	SPEC_POOL = 64,		   /* tree link targets are drawn from a sample this big */
+	SPEC_DIRLINK_POOL = 16,	   /* ... and paths through links to directories from this one */
 	SPEC_GEN_FILE_MAX = 1024,  /* tree files get 0..1023 bytes of the default pattern */
-	SPEC_DUMP_CHUNK = 4096,    /* literal bytes per dump line: 4x escaped, far below a line */
-	SPEC_IO_CHUNK = 65536,     /* bytes per read/write when scanning or materializing */
-	SPEC_MAX_PATTERN = 4096,   /* longest period dump looks for in a file's content */
+	SPEC_DUMP_CHUNK = 4096,	   /* literal bytes per dump line: 4x escaped, far below a line */
+	SPEC_IO_CHUNK = 65536,	   /* bytes per read/write when scanning or materializing */
+	SPEC_PATTERN_WINDOW = 2 * CFS_PATTERN_MAX, /* two periods of the longest pattern */
 };
+
+/* Times the tree holds: int64 nanoseconds, so whole seconds up to this either way. */
+#define SPEC_TIME_MAX_SEC 9223372035ll
 
 /* Materialized trees feed tests and the kernel oracle: 1 GiB of file data is plenty, and a
  * pattern file of a petabyte must not fill the disk by accident. */
@@ -135,7 +138,7 @@ struct spec_attrs {
 
 /* A line's undo log entry: an entry made in an older directory, or attributes changed. */
 struct spec_undo {
-	uint32_t id;    /* the directory the entry went into, or the node whose attributes moved */
+	uint32_t id; /* the directory the entry went into, or the node whose attributes moved */
 	bool entry;
 	size_t name_off; /* entry: its name, in spec_ctx.names */
 	size_t name_len;
@@ -158,7 +161,7 @@ struct spec_ctx {
 	gid_t gid;
 	char *err;
 	uint64_t nodes; /* made by this load, against CFS_SPEC_MAX_NODES */
-	char *buf;      /* the current line's decoded words */
+	char *buf;	/* the current line's decoded words */
 	struct spec_undo *undo;
 	size_t nundo, undo_cap;
 	char *names;
@@ -245,23 +248,37 @@ static int spec_lex_quoted(struct spec_ctx *c, const char **pp, const char *end,
 		if (++p == end)
 			break;
 		switch (*p) {
-		case 'n': *o++ = '\n'; break;
-		case 't': *o++ = '\t'; break;
-		case 'r': *o++ = '\r'; break;
-		case '0': *o++ = '\0'; break;
-		case '\\': *o++ = '\\'; break;
-		case '"': *o++ = '"'; break;
+		case 'n':
+			*o++ = '\n';
+			break;
+		case 't':
+			*o++ = '\t';
+			break;
+		case 'r':
+			*o++ = '\r';
+			break;
+		case '0':
+			*o++ = '\0';
+			break;
+		case '\\':
+			*o++ = '\\';
+			break;
+		case '"':
+			*o++ = '"';
+			break;
 		case 'x':
 			if (end - p < 3 || spec_hex(p[1]) < 0 || spec_hex(p[2]) < 0)
-				return spec_fail(c, "bad escape '\\x%.*s' (\\xHH takes two hex digits)",
-						 end - p > 2 ? 2 : (int)(end - p - 1), p + 1);
+				return spec_fail(
+				    c, "bad escape '\\x%.*s' (\\xHH takes two hex digits)",
+				    end - p > 2 ? 2 : (int)(end - p - 1), p + 1);
 			*o++ = (char)(spec_hex(p[1]) << 4 | spec_hex(p[2]));
 			p += 2;
 			break;
 		default:
 			if (g_ascii_isprint(*p))
 				return spec_fail(c, "bad escape '\\%c'", *p);
-			return spec_fail(c, "bad escape '\\\\x%02x'", (unsigned char)*p);
+			return spec_fail(c, "bad escape (byte 0x%02x after '\\')",
+					 (unsigned char)*p);
 		}
 	}
 	if (p == end)
@@ -369,7 +386,7 @@ static bool spec_time(const char *s, size_t len, struct timespec *ts)
 	bool neg = ilen > 0 && s[0] == '-';
 	uint64_t sec, frac = 0;
 
-	if (!spec_digits(s + neg, ilen - neg, &sec) || sec > (uint64_t)INT64_MAX)
+	if (!spec_digits(s + neg, ilen - neg, &sec) || sec > SPEC_TIME_MAX_SEC)
 		return false;
 	if (dot) {
 		size_t flen = len - ilen - 1;
@@ -396,11 +413,11 @@ struct spec_attr_def {
 };
 
 static const struct spec_attr_def spec_attr_defs[] = {
-	{"mode", SPEC_A_MODE},       {"uid", SPEC_A_UID},         {"gid", SPEC_A_GID},
-	{"atime", SPEC_A_ATIME},     {"mtime", SPEC_A_MTIME},     {"ctime", SPEC_A_CTIME},
-	{"size", SPEC_A_SIZE},       {"pattern", SPEC_A_PATTERN}, {"depth", SPEC_A_DEPTH},
-	{"fanout", SPEC_A_FANOUT},   {"files", SPEC_A_FILES},     {"links", SPEC_A_LINKS},
-	{"seed", SPEC_A_SEED},       {"prefix", SPEC_A_PREFIX},
+    {"mode", SPEC_A_MODE},     {"uid", SPEC_A_UID},	    {"gid", SPEC_A_GID},
+    {"atime", SPEC_A_ATIME},   {"mtime", SPEC_A_MTIME},	    {"ctime", SPEC_A_CTIME},
+    {"size", SPEC_A_SIZE},     {"pattern", SPEC_A_PATTERN}, {"depth", SPEC_A_DEPTH},
+    {"fanout", SPEC_A_FANOUT}, {"files", SPEC_A_FILES},	    {"links", SPEC_A_LINKS},
+    {"seed", SPEC_A_SEED},     {"prefix", SPEC_A_PREFIX},
 };
 
 /* Parse one attribute's value into A; the key is known to be allowed. */
@@ -505,8 +522,8 @@ static int spec_parse_attrs(struct spec_ctx *c, const char *kw, unsigned allowed
 }
 
 /* A count word (LEN, DEPTH, K, COUNT) in [MIN, MAX]. */
-static int spec_count(struct spec_ctx *c, const struct spec_word *w, const char *what,
-		      uint64_t min, uint64_t max, uint64_t *out)
+static int spec_count(struct spec_ctx *c, const struct spec_word *w, const char *what, uint64_t min,
+		      uint64_t max, uint64_t *out)
 {
 	if (!spec_scaled(w->s, w->len, out)) {
 		char *q = spec_quoted(w->s, w->len);
@@ -526,7 +543,7 @@ static int spec_count(struct spec_ctx *c, const struct spec_word *w, const char 
 /* A checked absolute path word: the directories above the last name, and the last name. */
 struct spec_path {
 	const struct spec_word *w;
-	size_t dir_len;   /* bytes of w->s before the last name */
+	size_t dir_len;	  /* bytes of w->s before the last name */
 	const char *name; /* the last name; NULL for "/" */
 	size_t name_len;
 };
@@ -590,29 +607,18 @@ static int spec_lookup_path(const struct cfs_tree *t, const char *s, size_t len,
 	return 0;
 }
 
-/* The path of directory DIR followed by NAME, for messages: each parent is asked for the
- * child's name, which costs a scan of the parent (only ever done for an error). */
+/* The path of directory DIR followed by NAME, for messages. */
 static char *spec_path_of(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len)
 {
-	GArray *up = g_array_new(FALSE, FALSE, sizeof(uint32_t));
 	GString *raw = g_string_new(NULL);
 
-	for (uint32_t d = dir; d != CFS_ROOT; d = cfs_tree_parent(t, d))
-		g_array_append_val(up, d);
-	uint32_t parent = CFS_ROOT;
-	for (guint i = up->len; i-- > 0;) {
-		uint32_t want = g_array_index(up, uint32_t, i), child;
-		uint64_t cookie = 0;
+	for (uint32_t d = dir; d != CFS_ROOT; d = cfs_tree_parent(t, d)) {
 		const char *n;
 		size_t nl;
 
-		while (cfs_tree_dir_next(t, parent, &cookie, &n, &nl, &child) == 0)
-			if (child == want) {
-				g_string_append_c(raw, '/');
-				g_string_append_len(raw, n, (gssize)nl);
-				break;
-			}
-		parent = want;
+		cfs_tree_name(t, d, &n, &nl);
+		g_string_prepend_len(raw, n, (gssize)nl);
+		g_string_prepend_c(raw, '/');
 	}
 	if (name) {
 		g_string_append_c(raw, '/');
@@ -622,7 +628,6 @@ static char *spec_path_of(const struct cfs_tree *t, uint32_t dir, const char *na
 		g_string_append_c(raw, '/');
 	char *q = spec_quoted(raw->str, raw->len);
 	g_string_free(raw, TRUE);
-	g_array_free(up, TRUE);
 	return q;
 }
 
@@ -644,7 +649,8 @@ static int spec_note_entry(struct spec_ctx *c, uint32_t dir, const char *name, s
 	}
 	struct spec_undo *u = &c->undo[c->nundo++];
 
-	*u = (struct spec_undo){.id = dir, .entry = true, .name_off = c->names_len, .name_len = len};
+	*u =
+	    (struct spec_undo){.id = dir, .entry = true, .name_off = c->names_len, .name_len = len};
 	memcpy(c->names + c->names_len, name, len);
 	c->names_len += len;
 	cfs_tree_stat(c->t, dir, &u->st);
@@ -685,7 +691,8 @@ static int spec_fail_make(struct spec_ctx *c, int err, uint32_t dir, const char 
 		spec_fail(c, "%s: name too long", p);
 		break;
 	default:
-		spec_fail_errno(c, err, "%s: %s", p, err == -ENOMEM ? "out of memory" : strerror(-err));
+		spec_fail_errno(c, err, "%s: %s", p,
+				err == -ENOMEM ? "out of memory" : strerror(-err));
 		break;
 	}
 	g_free(p);
@@ -701,8 +708,8 @@ struct spec_node {
 
 /* Every node a line makes comes through here: counted, noted for undo, made. DIR_NEW says
  * DIR was made by this line (its entries go away with it). */
-static int spec_make(struct spec_ctx *c, uint32_t dir, bool dir_new, const char *name,
-		     size_t len, const struct spec_node *n, uint32_t *out)
+static int spec_make(struct spec_ctx *c, uint32_t dir, bool dir_new, const char *name, size_t len,
+		     const struct spec_node *n, uint32_t *out)
 {
 	int err;
 
@@ -828,7 +835,8 @@ static int spec_remove_tree(struct cfs_tree *t, uint32_t dir, const char *name, 
 				continue;
 			}
 			memcpy(buf, n, nl); /* the name lives in the tree: copy it before removal */
-			err = is_dir ? cfs_tree_rmdir(t, cur, buf, nl) : cfs_tree_unlink(t, cur, buf, nl);
+			err = is_dir ? cfs_tree_rmdir(t, cur, buf, nl)
+				     : cfs_tree_unlink(t, cur, buf, nl);
 		} else if (cur == top) {
 			return cfs_tree_rmdir(t, dir, name, len);
 		} else {
@@ -850,7 +858,8 @@ static int spec_remove_tree(struct cfs_tree *t, uint32_t dir, const char *name, 
 
 static void spec_restore_attrs(struct cfs_tree *t, uint32_t id, const struct stat *st)
 {
-	cfs_tree_chmod(t, id, st->st_mode & 07777);
+	if (!S_ISLNK(st->st_mode)) /* a link's mode is always 0777 */
+		cfs_tree_chmod(t, id, st->st_mode & 07777);
 	cfs_tree_chown(t, id, st->st_uid, st->st_gid);
 	cfs_tree_set_times(t, id, &st->st_atim, &st->st_mtim, &st->st_ctim);
 }
@@ -865,7 +874,6 @@ static void spec_rollback(struct spec_ctx *c)
 			spec_remove_tree(c->t, u->id, c->names + u->name_off, u->name_len);
 			cfs_tree_set_times(c->t, u->id, &u->st.st_atim, &u->st.st_mtim,
 					   &u->st.st_ctim);
-			c->nodes = c->nodes; /* counted nodes stay counted: the load is failing */
 		} else {
 			spec_restore_attrs(c->t, u->id, &u->st);
 		}
@@ -887,8 +895,12 @@ static int spec_defer_times(struct spec_ctx *c, uint32_t id, const struct spec_a
 	if (spec_reserve((void **)&c->times, &c->times_cap, c->ntimes, sizeof(*c->times)))
 		return spec_fail_errno(c, -ENOMEM, "out of memory");
 	c->times[c->ntimes++] = (struct spec_times){
-		.id = id, .set = a->set & SPEC_A_TIMES, .line = c->line,
-		.atime = a->atime, .mtime = a->mtime, .ctime = a->ctime,
+	    .id = id,
+	    .set = a->set & SPEC_A_TIMES,
+	    .line = c->line,
+	    .atime = a->atime,
+	    .mtime = a->mtime,
+	    .ctime = a->ctime,
 	};
 	return 0;
 }
@@ -924,13 +936,15 @@ static int spec_run_dir(struct spec_ctx *c, const struct spec_line *l, const str
 		return err;
 	if (!p.name) {
 		/* "dir /": the root always exists, the line sets its attributes */
-		if ((a->set & (SPEC_A_MODE | SPEC_A_UID | SPEC_A_GID)) && spec_note_attrs(c, CFS_ROOT))
+		if ((a->set & (SPEC_A_MODE | SPEC_A_UID | SPEC_A_GID)) &&
+		    spec_note_attrs(c, CFS_ROOT))
 			return spec_fail_errno(c, -ENOMEM, "out of memory");
 		if (a->set & SPEC_A_MODE)
 			err = cfs_tree_chmod(c->t, CFS_ROOT, a->mode);
 		if (!err && (a->set & (SPEC_A_UID | SPEC_A_GID)))
-			err = cfs_tree_chown(c->t, CFS_ROOT, a->set & SPEC_A_UID ? a->uid : (uid_t)-1,
-					     a->set & SPEC_A_GID ? a->gid : (gid_t)-1);
+			err =
+			    cfs_tree_chown(c->t, CFS_ROOT, a->set & SPEC_A_UID ? a->uid : (uid_t)-1,
+					   a->set & SPEC_A_GID ? a->gid : (gid_t)-1);
 		if (err)
 			return spec_fail_errno(c, err, "/: %s", strerror(-err));
 		return spec_defer_times(c, CFS_ROOT, a);
@@ -969,9 +983,10 @@ static int spec_run_file(struct spec_ctx *c, const struct spec_line *l, const st
 	if (l->npos > 2)
 		err = cfs_tree_set_content(c->t, id, l->pos[2].s, l->pos[2].len);
 	else if (a->set & SPEC_A_SIZE)
-		err = a->pattern ? cfs_tree_set_pattern(c->t, id, a->pattern, a->pattern_len, a->size)
-				 : cfs_tree_set_pattern(c->t, id, spec_default_pattern,
-							sizeof(spec_default_pattern) - 1, a->size);
+		err = a->pattern
+			  ? cfs_tree_set_pattern(c->t, id, a->pattern, a->pattern_len, a->size)
+			  : cfs_tree_set_pattern(c->t, id, spec_default_pattern,
+						 sizeof(spec_default_pattern) - 1, a->size);
 	if (err)
 		return spec_fail_make(c, err, dir, p.name, p.name_len);
 	return spec_defer_times(c, id, a);
@@ -1017,8 +1032,13 @@ static int spec_run_append(struct spec_ctx *c, const struct spec_line *l,
 				 (unsigned long long)CFS_SPEC_MAX_FILE_SIZE);
 	/* one tree call, which either fits whole or leaves the file as it was */
 	ssize_t n = cfs_tree_write(c->t, id, data->s, data->len, st.st_size);
-	if (n < 0)
-		return spec_fail_make(c, (int)n, cfs_tree_parent(c->t, id), NULL, 0);
+	if (n < 0) {
+		char *q = spec_quoted(l->pos[1].s, l->pos[1].len);
+		spec_fail_errno(c, (int)n, "%s: %s", q,
+				n == -ENOMEM ? "out of memory" : strerror((int)-n));
+		g_free(q);
+		return n == -ENOMEM ? -ENOMEM : -EINVAL;
+	}
 	return 0;
 }
 
@@ -1099,11 +1119,11 @@ static int spec_run_hardlink(struct spec_ctx *c, const struct spec_line *l,
 /* Where a generator puts its links: PATH's directory and a hidden ".NAME.SUFFIX" in it. */
 struct spec_gen_dir {
 	struct spec_path p;
-	uint32_t dir;  /* PATH's directory */
+	uint32_t dir; /* PATH's directory */
 	bool dir_new;
 	char hidden[RS_NAME_MAX + 1];
 	size_t hidden_len;
-	uint32_t hid;  /* the hidden directory, once made */
+	uint32_t hid; /* the hidden directory, once made */
 };
 
 static int spec_gen_prepare(struct spec_ctx *c, const struct spec_word *w, const char *suffix,
@@ -1176,8 +1196,10 @@ static int spec_down(struct spec_ctx *c, const char *s, size_t len, char *out, s
 		*olen = 2;
 	} else {
 		if (len + 3 >= RS_PATH_MAX)
-			return spec_fail(c, "target too long (%zu bytes with the ../ the hidden "
-					 "directory needs, limit %d)", len + 3, RS_PATH_MAX - 1);
+			return spec_fail(c,
+					 "target too long (%zu bytes with the ../ the hidden "
+					 "directory needs, limit %d)",
+					 len + 3, RS_PATH_MAX - 1);
 		memcpy(out, "../", 3);
 		memcpy(out + 3, s, len);
 		*olen = len + 3;
@@ -1185,8 +1207,7 @@ static int spec_down(struct spec_ctx *c, const char *s, size_t len, char *out, s
 	return 0;
 }
 
-static int spec_run_chain(struct spec_ctx *c, const struct spec_line *l,
-			  const struct spec_attrs *a)
+static int spec_run_chain(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
 {
 	const struct spec_word *t = &l->pos[3];
 	struct spec_gen_dir g;
@@ -1261,14 +1282,18 @@ static int spec_run_nest(struct spec_ctx *c, const struct spec_line *l, const st
 	if (err)
 		return err;
 	spec_split_target(t->s, t->len, &dlen, &base, &blen);
-	if (depth > 1) {
-		err = dlen ? spec_down(c, t->s, dlen, body, &len) : spec_down(c, ".", 1, body, &len);
-		if (!err && g_snprintf(NULL, 0, ".%.*s.nest/%" PRIu64 "/", RS_NAME_MAX, "",
-				       depth - 1) + RS_NAME_MAX + blen >= RS_PATH_MAX)
-			err = spec_fail(c, "target too long for nest");
-	}
+	if (depth > 1)
+		err =
+		    dlen ? spec_down(c, t->s, dlen, body, &len) : spec_down(c, ".", 1, body, &len);
 	if (!err)
 		err = spec_gen_prepare(c, &l->pos[1], "nest", depth + 1, &g);
+	if (!err && depth > 1 &&
+	    g.hidden_len + (size_t)g_snprintf(NULL, 0, "/%" PRIu64 "/", depth - 1) + blen >=
+		RS_PATH_MAX)
+		err = spec_fail(c,
+				"target too long (the last name of TARGET after "
+				"%s/%" PRIu64 "/)",
+				g.hidden, depth - 1);
 	if (err)
 		return err;
 	if (depth == 1)
@@ -1309,10 +1334,10 @@ static int spec_run_loop(struct spec_ctx *c, const struct spec_line *l, const st
 		int nl = i ? snprintf(name, sizeof(name), "%.*s.%" PRIu64, (int)g.p.name_len,
 				      g.p.name, i)
 			   : snprintf(name, sizeof(name), "%.*s", (int)g.p.name_len, g.p.name);
-		int tl = next ? snprintf(target, sizeof(target), "%.*s.%" PRIu64,
-					 (int)g.p.name_len, g.p.name, next)
-			      : snprintf(target, sizeof(target), "%.*s", (int)g.p.name_len,
-					 g.p.name);
+		int tl =
+		    next ? snprintf(target, sizeof(target), "%.*s.%" PRIu64, (int)g.p.name_len,
+				    g.p.name, next)
+			 : snprintf(target, sizeof(target), "%.*s", (int)g.p.name_len, g.p.name);
 		err = spec_gen_link(c, g.dir, g.dir_new, name, (size_t)nl, target, (size_t)tl);
 	}
 	return err;
@@ -1408,7 +1433,7 @@ static uint64_t spec_below(uint64_t *s, uint64_t n)
 struct spec_sample {
 	char *path;
 	size_t len;
-	bool dir;     /* a directory, or a link whose target is one */
+	bool dir; /* a directory, or a link whose target is one */
 };
 
 /* A reservoir sample of the nodes made so far (Algorithm R): uniform, bounded memory. */
@@ -1430,13 +1455,13 @@ struct spec_tree_gen {
 
 struct spec_tree_frame {
 	uint32_t dir;
-	uint32_t next; /* index of the next entry to make */
+	uint32_t next;	       /* index of the next entry to make */
 	uint32_t files, links; /* still to make among the remaining entries */
-	size_t plen;   /* length of this directory's path */
+	size_t plen;	       /* length of this directory's path */
 };
 
-static int spec_pool_add(struct spec_tree_gen *g, struct spec_pool *p, const char *path,
-			 size_t len, bool dir)
+static int spec_pool_add(struct spec_tree_gen *g, struct spec_pool *p, const char *path, size_t len,
+			 bool dir)
 {
 	uint64_t slot = p->seen++ < p->cap ? p->n : spec_below(&g->rng, p->seen);
 
@@ -1518,8 +1543,10 @@ static size_t spec_tree_target(struct spec_tree_gen *g, size_t dlen, char *out, 
 	if (roll < 80 || g->dirlinks.n == 0) {
 		*dir = false;
 		n = spec_relpath(g->path, dlen, s->path, s->len, out, RS_PATH_MAX - 10);
-		if (n)
-			memcpy(out + n, "/nowhere", 8), n += 8;
+		if (n) {
+			memcpy(out + n, "/nowhere", 8);
+			n += 8;
+		}
 		return n;
 	}
 	/* through a link as a directory component: LINK/. or LINK/.. */
@@ -1545,6 +1572,7 @@ static int spec_tree_entry(struct spec_tree_gen *g, struct spec_tree_frame *f, u
 	size_t plen = (size_t)(name - g->path) + nlen;
 	int err;
 
+	child->dir = 0;
 	if (f->plen > 0)
 		g->path[f->plen] = '/';
 	if (kind == 'f') {
@@ -1565,12 +1593,10 @@ static int spec_tree_entry(struct spec_tree_gen *g, struct spec_tree_frame *f, u
 		size_t tlen = spec_tree_target(g, f->plen, target, &dir);
 
 		f->links--;
-		if (tlen == 0)
-			tlen = (size_t)sprintf(target, "nowhere"), dir = false;
-		/* the target was computed with g->path holding the directory; restore the name */
-		nlen = (size_t)sprintf(name, "%c%" PRIu32, kind, i);
-		if (f->plen > 0)
-			g->path[f->plen] = '/';
+		if (tlen == 0) { /* too long for a target: let it dangle instead */
+			tlen = (size_t)sprintf(target, "nowhere");
+			dir = false;
+		}
 		err = spec_gen_link(c, f->dir, true, name, nlen, target, tlen);
 		if (!err)
 			err = spec_pool_add(g, &g->nodes, g->path, plen, dir);
@@ -1584,8 +1610,6 @@ static int spec_tree_entry(struct spec_tree_gen *g, struct spec_tree_frame *f, u
 		err = spec_pool_add(g, &g->nodes, g->path, plen, true);
 	if (!err && level + 1 < depth)
 		*child = (struct spec_tree_frame){id, 0, 0, 0, plen};
-	else
-		child->dir = 0;
 	return err;
 }
 
@@ -1642,9 +1666,13 @@ static int spec_run_tree(struct spec_ctx *c, const struct spec_line *l, const st
 	if (!g)
 		return spec_fail_errno(c, -ENOMEM, "out of memory");
 	*g = (struct spec_tree_gen){
-		.c = c, .rng = a->set & SPEC_A_SEED ? a->seed : 1, .fanout = a->fanout,
-		.top = l->pos[1].s, .top_len = l->pos[1].len,
-		.nodes.cap = SPEC_POOL, .dirlinks.cap = SPEC_DIRLINK_POOL,
+	    .c = c,
+	    .rng = a->set & SPEC_A_SEED ? a->seed : 1,
+	    .fanout = a->fanout,
+	    .top = l->pos[1].s,
+	    .top_len = l->pos[1].len,
+	    .nodes.cap = SPEC_POOL,
+	    .dirlinks.cap = SPEC_DIRLINK_POOL,
 	};
 	while (g->top_len > 1 && g->top[g->top_len - 1] == '/')
 		g->top_len--;
@@ -1686,20 +1714,21 @@ struct spec_keyword {
 };
 
 static const struct spec_keyword spec_keywords[] = {
-	{"dir", spec_run_dir, 1, 1, SPEC_A_NODE, "dir PATH [attrs]"},
-	{"file", spec_run_file, 1, 2, SPEC_A_NODE | SPEC_A_SIZE | SPEC_A_PATTERN,
-	 "file PATH [CONTENT | size=N [pattern=P]] [attrs]"},
-	{"append", spec_run_append, 2, 2, 0, "append PATH CONTENT"},
-	{"link", spec_run_link, 2, 2, SPEC_A_NODE, "link PATH TARGET [attrs]"},
-	{"hardlink", spec_run_hardlink, 2, 2, 0, "hardlink PATH EXISTING"},
-	{"chain", spec_run_chain, 3, 3, 0, "chain PATH LEN TARGET"},
-	{"nest", spec_run_nest, 3, 3, 0, "nest PATH DEPTH TARGET"},
-	{"loop", spec_run_loop, 2, 2, 0, "loop PATH K"},
-	{"wide", spec_run_wide, 2, 2, SPEC_A_PREFIX, "wide PATH COUNT [prefix=P]"},
-	{"deep", spec_run_deep, 2, 2, SPEC_A_PREFIX, "deep PATH DEPTH [prefix=P]"},
-	{"tree", spec_run_tree, 1, 1,
-	 SPEC_A_DEPTH | SPEC_A_FANOUT | SPEC_A_FILES | SPEC_A_LINKS | SPEC_A_SEED,
-	 "tree PATH depth=D fanout=F [files=P%] [links=P%] [seed=S]"},
+    {"dir", spec_run_dir, 1, 1, SPEC_A_NODE, "dir PATH [attrs]"},
+    {"file", spec_run_file, 1, 2, SPEC_A_NODE | SPEC_A_SIZE | SPEC_A_PATTERN,
+     "file PATH [CONTENT | size=N [pattern=P]] [attrs]"},
+    {"append", spec_run_append, 2, 2, 0, "append PATH CONTENT"},
+    {"link", spec_run_link, 2, 2, SPEC_A_UID | SPEC_A_GID | SPEC_A_TIMES,
+     "link PATH TARGET [attrs]"},
+    {"hardlink", spec_run_hardlink, 2, 2, 0, "hardlink PATH EXISTING"},
+    {"chain", spec_run_chain, 3, 3, 0, "chain PATH LEN TARGET"},
+    {"nest", spec_run_nest, 3, 3, 0, "nest PATH DEPTH TARGET"},
+    {"loop", spec_run_loop, 2, 2, 0, "loop PATH K"},
+    {"wide", spec_run_wide, 2, 2, SPEC_A_PREFIX, "wide PATH COUNT [prefix=P]"},
+    {"deep", spec_run_deep, 2, 2, SPEC_A_PREFIX, "deep PATH DEPTH [prefix=P]"},
+    {"tree", spec_run_tree, 1, 1,
+     SPEC_A_DEPTH | SPEC_A_FANOUT | SPEC_A_FILES | SPEC_A_LINKS | SPEC_A_SEED,
+     "tree PATH depth=D fanout=F [files=P%] [links=P%] [seed=S]"},
 };
 
 /* Run one line [P, END) against the tree, leaving its undo log for the caller to commit or
@@ -1739,11 +1768,11 @@ static int spec_ctx_init(struct spec_ctx *c, struct cfs_tree *t, const char *nam
 			 const struct cfs_spec_defaults *def)
 {
 	*c = (struct spec_ctx){
-		.t = t,
-		.name = name,
-		.uid = def ? def->uid : getuid(),
-		.gid = def ? def->gid : getgid(),
-		.buf = malloc(CFS_SPEC_MAX_LINE + 1),
+	    .t = t,
+	    .name = name,
+	    .uid = def ? def->uid : getuid(),
+	    .gid = def ? def->gid : getgid(),
+	    .buf = malloc(CFS_SPEC_MAX_LINE + 1),
 	};
 	return c->buf ? 0 : -ENOMEM;
 }
@@ -1797,7 +1826,7 @@ int cfs_spec_load_text(struct cfs_tree *t, const char *name, const char *text, s
 	}
 	if (!rc)
 		rc = spec_apply_times(&c, 0);
-	if (rc && !c.err && rc != -ENOMEM)
+	if (rc && !c.err)
 		spec_fail_errno(&c, rc, "%s", strerror(-rc));
 	*err = c.err;
 	spec_ctx_free(&c);
@@ -1810,7 +1839,8 @@ int cfs_spec_load_file(struct cfs_tree *t, const char *path, const struct cfs_sp
 	struct stat st;
 	GString *text = NULL;
 	char buf[SPEC_IO_CHUNK];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), rc = 0;
+	/* O_NONBLOCK: a FIFO must be refused, not waited on (regular files ignore the flag) */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), rc = 0;
 	ssize_t n;
 
 	*err = NULL;
@@ -1823,7 +1853,7 @@ int cfs_spec_load_file(struct cfs_tree *t, const char *path, const struct cfs_sp
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		rc = -EINVAL;
 		if (asprintf(err, "%s: not a regular file", path) < 0)
 			*err = NULL;
 		goto out;
@@ -1866,7 +1896,7 @@ int cfs_spec_apply_line(struct cfs_tree *t, const char *line, const struct cfs_s
 		rc = spec_fail(&c, "one line expected");
 	if (!rc)
 		rc = spec_do_line(&c, line, line + len, true);
-	if (rc && !c.err && rc != -ENOMEM)
+	if (rc && !c.err)
 		spec_fail_errno(&c, rc, "%s", strerror(-rc));
 	*err = c.err;
 	spec_ctx_free(&c);
@@ -1884,9 +1914,9 @@ struct spec_frame {
 
 struct spec_walk {
 	const struct cfs_tree *t;
-	GArray *stack;  /* struct spec_frame, the root at the bottom */
-	GString *path;  /* the current node's path from the root ("" for the root) */
-	uint32_t id;    /* the current node */
+	GArray *stack; /* struct spec_frame, the root at the bottom */
+	GString *path; /* the current node's path from the root ("" for the root) */
+	uint32_t id;   /* the current node */
 	const char *name;
 	size_t name_len;
 };
@@ -1897,8 +1927,8 @@ static void spec_walk_init(struct spec_walk *w, const struct cfs_tree *t)
 {
 	struct spec_frame root = {CFS_ROOT, 0, 0};
 
-	*w = (struct spec_walk){.t = t, .stack = g_array_new(FALSE, FALSE, sizeof(root)),
-				.path = g_string_new(NULL)};
+	*w = (struct spec_walk){
+	    .t = t, .stack = g_array_new(FALSE, FALSE, sizeof(root)), .path = g_string_new(NULL)};
 	g_array_append_val(w->stack, root);
 }
 
@@ -1945,8 +1975,9 @@ static void spec_put_time(GString *s, const char *key, const struct timespec *ts
 
 static void spec_put_attrs(GString *s, const struct stat *st)
 {
-	g_string_append_printf(s, " mode=%04o uid=%u gid=%u", (unsigned)(st->st_mode & 07777),
-			       (unsigned)st->st_uid, (unsigned)st->st_gid);
+	if (!S_ISLNK(st->st_mode)) /* a link's mode is always 0777 */
+		g_string_append_printf(s, " mode=%04o", (unsigned)(st->st_mode & 07777));
+	g_string_append_printf(s, " uid=%u gid=%u", (unsigned)st->st_uid, (unsigned)st->st_gid);
 	spec_put_time(s, "atime", &st->st_atim);
 	spec_put_time(s, "mtime", &st->st_mtim);
 	spec_put_time(s, "ctime", &st->st_ctim);
@@ -1970,8 +2001,10 @@ static size_t spec_period(const char *buf, size_t len, size_t *fail)
 
 /* Does file ID repeat its first P bytes (PAT) all the way? Reads the whole file. */
 static bool spec_repeats(const struct cfs_tree *t, uint32_t id, uint64_t size, const char *pat,
-			 size_t p, char *buf)
+			 size_t p)
 {
+	g_autofree char *buf = g_malloc(SPEC_IO_CHUNK);
+
 	for (uint64_t off = 0; off < size;) {
 		ssize_t n = cfs_tree_read(t, id, buf, SPEC_IO_CHUNK, (off_t)off);
 		if (n <= 0)
@@ -1985,26 +2018,29 @@ static bool spec_repeats(const struct cfs_tree *t, uint32_t id, uint64_t size, c
 }
 
 /*
- * How to write file ID back: as size=N pattern=P when its whole content repeats a pattern
- * of at most SPEC_MAX_PATTERN bytes at least twice (which is what a pattern file is, and
- * loads back as one), else as literal content. The tree does not say how it stores a file,
- * so the content decides; the bytes read back are the same either way.
+ * How to write file ID back: as size=N pattern=P when its whole content repeats P, at most
+ * CFS_PATTERN_MAX bytes, at least twice (what a pattern file is, and loads back as one),
+ * else as literal content. The tree does not say how it stores a file, so the content
+ * decides, which costs a read of files up to CFS_DATA_MAX. A bigger file cannot be a buffer
+ * (tree.h: writes past CFS_DATA_MAX fail with EFBIG), so it repeats its pattern from byte 0
+ * and a window of two maximal periods shows that pattern.
  */
 static bool spec_find_pattern(const struct cfs_tree *t, uint32_t id, uint64_t size, char *pat,
 			      size_t *plen)
 {
-	size_t want = size < SPEC_IO_CHUNK ? (size_t)size : SPEC_IO_CHUNK;
-	char *buf = g_malloc(SPEC_IO_CHUNK);
+	size_t want = size < SPEC_PATTERN_WINDOW ? (size_t)size : SPEC_PATTERN_WINDOW;
+	char *buf = g_malloc(want);
 	size_t *fail = g_new(size_t, want);
 	ssize_t n = cfs_tree_read(t, id, buf, want, 0);
 	bool found = false;
 
 	if (n == (ssize_t)want && want > 0) {
 		size_t p = spec_period(buf, want, fail);
-		if (p <= SPEC_MAX_PATTERN && 2 * (uint64_t)p <= size) {
+		if (p <= CFS_PATTERN_MAX && 2 * (uint64_t)p <= size) {
 			memcpy(pat, buf, p);
 			*plen = p;
-			found = size <= want || spec_repeats(t, id, size, pat, p, buf);
+			found = size <= want || size > CFS_DATA_MAX ||
+				spec_repeats(t, id, size, pat, p);
 		}
 	}
 	g_free(fail);
@@ -2015,7 +2051,8 @@ static bool spec_find_pattern(const struct cfs_tree *t, uint32_t id, uint64_t si
 static int spec_dump_file(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
 			  uint32_t id, const struct stat *st)
 {
-	char pat[SPEC_MAX_PATTERN], buf[SPEC_DUMP_CHUNK];
+	g_autofree char *pat = g_malloc(CFS_PATTERN_MAX);
+	char buf[SPEC_DUMP_CHUNK];
 	size_t plen;
 	uint64_t size = (uint64_t)st->st_size, off = 0;
 
@@ -2036,7 +2073,7 @@ static int spec_dump_file(const struct cfs_tree *t, FILE *out, GString *s, const
 	spec_put_attrs(s, st);
 	g_string_append_c(s, '\n');
 	if (s->len > CFS_SPEC_MAX_LINE)
-		return -ENAMETOOLONG;
+		return -E2BIG;
 	fwrite(s->str, 1, s->len, out);
 	/* the rest of a literal, a line per chunk, so no line outgrows the limit */
 	while (off < size) {
@@ -2049,7 +2086,7 @@ static int spec_dump_file(const struct cfs_tree *t, FILE *out, GString *s, const
 		spec_quote(s, buf, (size_t)n);
 		g_string_append_c(s, '\n');
 		if (s->len > CFS_SPEC_MAX_LINE)
-			return -ENAMETOOLONG;
+			return -E2BIG;
 		fwrite(s->str, 1, s->len, out);
 		off += (uint64_t)n;
 	}
@@ -2096,7 +2133,7 @@ static int spec_dump_node(const struct cfs_tree *t, FILE *out, GString *s, const
 	g_string_append_c(s, '\n');
 write:
 	if (s->len > CFS_SPEC_MAX_LINE)
-		return -ENAMETOOLONG;
+		return -E2BIG;
 	fwrite(s->str, 1, s->len, out);
 	return 0;
 }
@@ -2129,8 +2166,8 @@ struct spec_mat {
 	const struct cfs_tree *t;
 	const char *top; /* DIR, for messages */
 	int topfd;
-	int cur;         /* the directory being filled */
-	bool root;       /* running as root: owners too */
+	int cur;	   /* the directory being filled */
+	bool root;	   /* running as root: owners too */
 	GHashTable *first; /* node with several names -> relative path of its first one */
 	char *buf;
 	char **err;
@@ -2348,9 +2385,10 @@ int cfs_materialize(const struct cfs_tree *t, const char *dir, char **err)
 
 	*err = NULL;
 	if (bytes > SPEC_MATERIALIZE_MAX_BYTES) {
-		if (asprintf(err, "%s: the tree holds %" PRIu64 " bytes of file data, more than "
-			     "the %llu materialize writes", dir, bytes,
-			     (unsigned long long)SPEC_MATERIALIZE_MAX_BYTES) < 0)
+		if (asprintf(err,
+			     "%s: the tree holds %" PRIu64 " bytes of file data, more than "
+			     "the %llu materialize writes",
+			     dir, bytes, (unsigned long long)SPEC_MATERIALIZE_MAX_BYTES) < 0)
 			*err = NULL;
 		return -EFBIG;
 	}
@@ -2360,7 +2398,7 @@ int cfs_materialize(const struct cfs_tree *t, const char *dir, char **err)
 	rc = spec_mat_check_empty(m.topfd);
 	if (rc) {
 		close(m.topfd);
-		return spec_mat_fail(&m, "", "not an empty directory", rc);
+		return spec_mat_fail(&m, "", "materialize", rc);
 	}
 	m.cur = dup(m.topfd);
 	if (m.cur < 0) {
