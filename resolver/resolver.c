@@ -29,6 +29,7 @@ struct rs_walk {
 	bool path_done;       /* frame 0 holds an empty rest: PATH ended in the link */
 	uint64_t link;        /* the link rs_step found and asked us to follow */
 	uint64_t below;       /* RS_BENEATH: how many levels below the start we are */
+	uint32_t max_nest, max_total; /* the limits, clamped to RS_LIMIT_MAX */
 	uint32_t depth;       /* link bodies being walked = frames in use */
 	uint32_t heap_cap;    /* frames the heap array holds */
 	struct rs_frame *heap; /* frames RS_INLINE_FRAMES and deeper */
@@ -70,7 +71,7 @@ static int rs_grow_stack(struct rs_walk *w)
 /* Save the rest of the current body and walk BODY next. */
 static int rs_push(struct rs_walk *w, const char *body, size_t len)
 {
-	if (w->depth >= w->ctx->limits.max_nest)
+	if (w->depth >= w->max_nest)
 		return -ELOOP;
 	if (w->depth >= RS_INLINE_FRAMES + w->heap_cap) {
 		int err = rs_grow_stack(w);
@@ -211,7 +212,7 @@ static int rs_follow(struct rs_walk *w, const char *name, size_t len)
 
 	if (w->flags & RS_NO_SYMLINKS)
 		return -ELOOP;
-	if (++w->res->links > c->limits.max_total)
+	if (++w->res->links > w->max_total)
 		return -ELOOP;
 	err = c->ops->readlink(c->tree, w->link, &body, &blen);
 	if (err)
@@ -276,6 +277,10 @@ int rs_resolve(const struct rs_ctx *ctx, uint64_t start, const char *path, unsig
 		.p = path,
 		.end = path + len,
 		.must_dir = (flags & RS_DIRECTORY) && !(flags & RS_PARENT),
+		/* clamped, so the 32-bit counters can never wrap past a limit */
+		.max_nest = ctx->limits.max_nest < RS_LIMIT_MAX ? ctx->limits.max_nest : RS_LIMIT_MAX,
+		.max_total = ctx->limits.max_total < RS_LIMIT_MAX ? ctx->limits.max_total
+								  : RS_LIMIT_MAX,
 	};
 	int err;
 

@@ -28,7 +28,7 @@ enum {
 	RS_DEFAULT_TOTAL = 40, /* today's Linux: MAXSYMLINKS links per walk */
 	RS_CLASSIC_NEST = 5,   /* the 2002 kernel's recursion limit (current->link_count) */
 	RS_CLASSIC_TOTAL = 40, /* the 2002 kernel's total_link_count limit */
-	RS_LIMIT_MAX = 1000000000, /* largest accepted max_nest / max_total */
+	RS_LIMIT_MAX = 1000000000, /* larger max_nest / max_total values count as this */
 };
 
 enum rs_kind { RS_DIR = 1, RS_FILE, RS_LINK, RS_OTHER };
