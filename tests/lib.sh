@@ -27,7 +27,7 @@ cleanup() {
 		"$FUSE_MOUNT" -u "$m" >/dev/null 2>&1
 		umount "$m" 2>/dev/null
 	done
-	rm -rf "$T"
+	[ -n "${KEEP_T:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
