@@ -154,7 +154,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
  * (for mount.fuse3, which always passes a source) is the embedded tree. */
 static struct cfs_tree *cfs_build_tree(const char *spec)
 {
-	struct cfs_spec_defaults def = {getuid(), getgid()};
+	struct cfs_spec_defaults def = {getuid(), getgid(), true, {CFS_DEFAULT_TREE_TIME, 0}};
 	struct cfs_tree *t = cfs_tree_new(NULL);
 	char *err = NULL;
 	int rc;
@@ -163,8 +163,10 @@ static struct cfs_tree *cfs_build_tree(const char *spec)
 		fprintf(stderr, "chainfs: out of memory\n");
 		return NULL;
 	}
-	if (spec && strcmp(spec, "@default") != 0)
+	if (spec && strcmp(spec, "@default") != 0) {
+		def.stamp = false; /* the spec file's own mtime */
 		rc = cfs_spec_load_file(t, spec, &def, &err);
+	}
 	else
 		rc = cfs_spec_load_text(t, "<default>", cfs_default_spec, strlen(cfs_default_spec),
 					&def, &err);

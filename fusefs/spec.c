@@ -1808,6 +1808,34 @@ static int spec_do_line(struct spec_ctx *c, const char *p, const char *end, bool
 	return err;
 }
 
+/* Give every node of the tree TS as its three times (iteratively: trees can be deep). */
+static int spec_stamp(struct spec_ctx *c, const struct timespec *ts)
+{
+	GArray *todo = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+	uint32_t dir = CFS_ROOT;
+	int err = 0;
+
+	g_array_append_val(todo, dir);
+	while (!err && todo->len) {
+		const char *name;
+		size_t len;
+		uint32_t child;
+		uint64_t cookie = 0;
+
+		dir = g_array_index(todo, uint32_t, todo->len - 1);
+		g_array_set_size(todo, todo->len - 1);
+		err = cfs_tree_set_times(c->t, dir, ts, ts, ts);
+		while (!err && cfs_tree_dir_next(c->t, dir, &cookie, &name, &len, &child) == 0) {
+			if (cfs_tree_kind(c->t, child) == RS_DIR)
+				g_array_append_val(todo, child);
+			else
+				err = cfs_tree_set_times(c->t, child, ts, ts, ts);
+		}
+	}
+	g_array_free(todo, TRUE);
+	return err ? spec_fail_errno(c, err, "setting times: %s", strerror(-err)) : 0;
+}
+
 int cfs_spec_load_text(struct cfs_tree *t, const char *name, const char *text, size_t len,
 		       const struct cfs_spec_defaults *def, char **err)
 {
@@ -1824,6 +1852,8 @@ int cfs_spec_load_text(struct cfs_tree *t, const char *name, const char *text, s
 		rc = spec_do_line(&c, p, e, false);
 		p = nl ? nl + 1 : end;
 	}
+	if (!rc && def && def->stamp)
+		rc = spec_stamp(&c, &def->time);
 	if (!rc)
 		rc = spec_apply_times(&c, 0);
 	if (rc && !c.err)
@@ -1868,7 +1898,15 @@ int cfs_spec_load_file(struct cfs_tree *t, const char *path, const struct cfs_sp
 		}
 		g_string_append_len(text, buf, n);
 	}
-	rc = cfs_spec_load_text(t, path, text->str, text->len, def, err);
+	struct cfs_spec_defaults d = {getuid(), getgid(), false, {0, 0}};
+
+	if (def)
+		d = *def;
+	if (!d.stamp) {
+		d.stamp = true;
+		d.time = st.st_mtim;
+	}
+	rc = cfs_spec_load_text(t, path, text->str, text->len, &d, err);
 	goto out;
 fail:
 	if (asprintf(err, "%s: %s", path, strerror(-rc)) < 0)

@@ -11,7 +11,9 @@
 
 #include "tree.h"
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
 
 /* Bounds on what one spec may ask for, so hostile input gets a clear error, not an OOM. */
 enum {
@@ -20,11 +22,19 @@ enum {
 };
 #define CFS_SPEC_MAX_FILE_SIZE (1ull << 50) /* a pattern file's apparent size (1 PiB) */
 
-/* Owner, mode and times given to nodes whose line does not say (the daemon's uid/gid). */
+/* Owner and times given to nodes whose line does not say. */
 struct cfs_spec_defaults {
 	uid_t uid;
 	gid_t gid;
+	/* Loading a whole spec: when stamp is set, every node without times of its own gets
+	 * TIME, so one spec always gives the same tree (cfs_spec_load_file stamps with the
+	 * file's mtime unless told otherwise). Runtime lines always get the current time. */
+	bool stamp;
+	struct timespec time;
 };
+
+/* The embedded tree's timestamp: 2002-10-01 00:00 UTC, the season of the two patches. */
+#define CFS_DEFAULT_TREE_TIME 1033430400
 
 /*
  * Load spec TEXT (LEN bytes) into T. NAME is used in messages. On error returns a negative

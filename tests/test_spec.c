@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static const struct cfs_spec_defaults def = {4242, 4343};
+static const struct cfs_spec_defaults def = {.uid = 4242, .gid = 4343};
 
 /* ck_assert_msg records a mark point per call (a pipe write): too slow for 100k-node loops */
 #define CHECK(cond, ...)                                                                           \
@@ -277,6 +277,27 @@ START_TEST(test_times_on_a_dir_survive_later_entries)
 	cfs_tree_stat(t, node(t, "/a"), &st);
 	ck_assert_int_eq(st.st_mtim.tv_sec, 5);
 	ck_assert_int_eq(st.st_ctim.tv_sec, 6);
+	cfs_tree_free(t);
+}
+END_TEST
+
+START_TEST(test_stamp_gives_every_node_the_spec_time_but_explicit_times_win)
+{
+	struct cfs_spec_defaults d = {.uid = 1, .gid = 1, .stamp = true, .time = {777, 5}};
+	const char *text = "dir /a\nfile /a/b\nlink /a/c b\nchain /d/e 3 /a/b\nfile /x mtime=9\n";
+	struct cfs_tree *t = cfs_tree_new(NULL);
+	char *err = NULL;
+	struct stat st;
+
+	ck_assert_int_eq(cfs_spec_load_text(t, "t.spec", text, strlen(text), &d, &err), 0);
+	const char *paths[] = {"/", "/a", "/a/b", "/a/c", "/d", "/d/.e.chain/1", "/d/e"};
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		cfs_tree_stat(t, node(t, paths[i]), &st);
+		ck_assert_msg(st.st_mtim.tv_sec == 777 && st.st_ctim.tv_nsec == 5, "%s", paths[i]);
+	}
+	cfs_tree_stat(t, node(t, "/x"), &st);
+	ck_assert_int_eq(st.st_mtim.tv_sec, 9);
+	ck_assert_int_eq(st.st_atim.tv_sec, 777);
 	cfs_tree_free(t);
 }
 END_TEST
@@ -1369,6 +1390,7 @@ static Suite *spec_suite(void)
 	tcase_add_test(kw, test_missing_parents_are_made_0755_with_default_owner);
 	tcase_add_test(kw, test_times_on_a_dir_survive_later_entries);
 	tcase_add_test(kw, test_dir_root_sets_root_attributes);
+	tcase_add_test(kw, test_stamp_gives_every_node_the_spec_time_but_explicit_times_win);
 	tcase_add_test(kw, test_file_literal_with_escapes);
 	tcase_add_test(kw, test_file_size_with_pattern_and_suffix);
 	tcase_add_test(kw, test_append_extends_a_file);
