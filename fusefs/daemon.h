@@ -69,7 +69,6 @@ struct cfs_daemon {
 	struct fuse_session *se;
 	struct cfs_paths *paths;       /* server mode's nodeids for paths through links */
 	struct cfs_notifier *notifier; /* kernel cache invalidations */
-	pthread_mutex_t *big_lock;     /* only with loop=libfuse_mt: the tree is single-threaded */
 	uint64_t ops[CFS_OP_MAX];
 	struct cfs_walk_stats walk;
 };

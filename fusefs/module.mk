@@ -5,7 +5,7 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 	$(AR) rcs $@ $^
 
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o links.o \
-	paths.o notify.o)
+	paths.o notify.o mt.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 
 BINS += $(BUILD)/chainfs $(BUILD)/cfs-probe

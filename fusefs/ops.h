@@ -48,5 +48,7 @@ void cfs_node_changed(struct cfs_daemon *d, uint32_t node, fuse_ino_t except);
 
 /* The operations that change the tree (ops_write.c), added to a table. */
 void cfs_add_write_ops(struct fuse_lowlevel_ops *ops);
+/* Wrap every operation set in OPS in one lock, for libfuse's multi-threaded loop (mt.c). */
+void cfs_mt_wrap(struct fuse_lowlevel_ops *ops);
 
 #endif

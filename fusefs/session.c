@@ -179,6 +179,8 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 	}
 	cfs_default_timeouts(&d->opts);
 	cfs_add_write_ops(&ops);
+	if (d->opts.loop == CFS_LOOP_LIBFUSE_MT)
+		cfs_mt_wrap(&ops);
 	d->se = fuse_session_new(args, &ops, sizeof(ops), d);
 	if (!d->se)
 		return 2; /* libfuse said which option it refused */
