@@ -17,6 +17,7 @@
 
 struct cfs_paths;
 struct cfs_notifier;
+struct cfs_faults;
 
 #define CFS_VERSION "0.1.0"
 
@@ -69,6 +70,9 @@ struct cfs_daemon {
 	struct fuse_session *se;
 	struct cfs_paths *paths;       /* server mode's nodeids for paths through links */
 	struct cfs_notifier *notifier; /* kernel cache invalidations */
+	struct cfs_faults *faults;     /* injected on purpose through the control socket */
+	bool cache_symlinks;           /* the kernel keeps link bodies (negotiated at init) */
+	bool unmount_requested;        /* by the control socket */
 	uint64_t ops[CFS_OP_MAX];
 	struct cfs_walk_stats walk;
 };

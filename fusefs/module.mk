@@ -5,10 +5,12 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 	$(AR) rcs $@ $^
 
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o links.o \
-	paths.o notify.o mt.o)
+	paths.o notify.o mt.o control.o fault.o ctlpath.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 
-BINS += $(BUILD)/chainfs $(BUILD)/cfs-probe
+BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/cfs-probe
+$(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) -lpthread
 $(BUILD)/cfs-probe: $(BUILD)/tests/probe.o

@@ -7,6 +7,7 @@
  * names a path reached through a link (server mode, see paths.h).
  */
 #include "ops.h"
+#include "fault.h"
 #include "notify.h"
 #include "paths.h"
 
@@ -43,6 +44,59 @@ void cfs_reply_err(fuse_req_t req, int neg_errno)
 uint32_t cfs_node(const struct cfs_daemon *d, fuse_ino_t ino)
 {
 	return cfs_is_path_id(ino) ? cfs_paths_target(d->paths, ino) : (uint32_t)ino;
+}
+
+/* Prepend "/NAME" to the path being built right to left in OUT[0..*at). */
+static bool cfs_prepend(char *out, size_t *at, const char *name, size_t len)
+{
+	if (len + 1 > *at)
+		return false;
+	*at -= len;
+	memcpy(out + *at, name, len);
+	out[--*at] = '/';
+	return true;
+}
+
+void cfs_nodeid_path(const struct cfs_daemon *d, fuse_ino_t ino, const char *name, char *out,
+		     size_t size)
+{
+	size_t at = size - 1;
+	const char *nm;
+	size_t len;
+	uint64_t parent;
+
+	out[at] = '\0';
+	if (name && !cfs_prepend(out, &at, name, strlen(name)))
+		goto cut;
+	while (ino != CFS_ROOT) {
+		if (cfs_is_path_id(ino)) {
+			if (!cfs_paths_name(d->paths, ino, &parent, &nm, &len))
+				break;
+			ino = parent;
+		} else {
+			cfs_tree_name(d->tree, (uint32_t)ino, &nm, &len);
+			ino = cfs_tree_parent(d->tree, (uint32_t)ino);
+		}
+		if (!cfs_prepend(out, &at, nm, len))
+			goto cut;
+	}
+	if (at == size - 1)
+		out[--at] = '/';
+cut:
+	memmove(out, out + at, size - at);
+}
+
+int cfs_fault_errno(struct cfs_daemon *d, enum cfs_op op, fuse_ino_t ino, const char *name)
+{
+	char path[RS_PATH_MAX];
+	unsigned delay;
+	int err;
+
+	if (!cfs_faults_active(d->faults))
+		return 0;
+	cfs_nodeid_path(d, ino, name, path, sizeof(path));
+	cfs_fault_match(d->faults, op, path, CFS_FAULT_ERRNO, &err, &delay);
+	return -err;
 }
 
 static size_t cfs_link_size(const struct cfs_daemon *d, uint32_t node, size_t stored)
@@ -208,8 +262,10 @@ static void cfs_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	/* A link's body never changes in place (a new link is a new node), so in kernel mode
 	 * the kernel may keep it; in the other modes the answer depends on other links. */
-	if (d->opts.follow == CFS_FOLLOW_KERNEL && (conn->capable & FUSE_CAP_CACHE_SYMLINKS))
+	if (d->opts.follow == CFS_FOLLOW_KERNEL && (conn->capable & FUSE_CAP_CACHE_SYMLINKS)) {
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
+		d->cache_symlinks = true;
+	}
 	/* Let the kernel clear setuid/setgid on write and chown, as it does for tmpfs. */
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 	cfs_count(d, CFS_OP_init);
@@ -226,6 +282,8 @@ static void cfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	cfs_count(d, CFS_OP_lookup);
 	if (len > RS_NAME_MAX)
 		return cfs_reply_err(req, -ENAMETOOLONG);
+	if ((err = cfs_fault_errno(d, CFS_OP_lookup, parent, name)))
+		return cfs_reply_err(req, err);
 	err = cfs_tree_lookup(d->tree, cfs_node(d, parent), name, len, &child);
 	if (!err)
 		err = cfs_make_entry(req, d, parent, name, len, child, true, &e);
@@ -259,6 +317,9 @@ static void cfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct stat st;
 
 	cfs_count(d, CFS_OP_getattr);
+	int err = cfs_fault_errno(d, CFS_OP_getattr, ino, NULL);
+	if (err)
+		return cfs_reply_err(req, err);
 	cfs_stat(d, cfs_node(d, ino), &st);
 	fuse_reply_attr(req, &st, d->opts.attr_timeout);
 }
@@ -311,7 +372,9 @@ static void cfs_readlink(fuse_req_t req, fuse_ino_t ino)
 	int err;
 
 	cfs_count(d, CFS_OP_readlink);
-	err = cfs_link_answer(req, d, cfs_node(d, ino), buf);
+	err = cfs_fault_errno(d, CFS_OP_readlink, ino, NULL);
+	if (!err)
+		err = cfs_link_answer(req, d, cfs_node(d, ino), buf);
 	if (err)
 		return cfs_reply_err(req, err);
 	fuse_reply_readlink(req, buf);
@@ -322,6 +385,9 @@ static void cfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct cfs_daemon *d = cfs_of(req);
 
 	cfs_count(d, CFS_OP_opendir);
+	int err = cfs_fault_errno(d, CFS_OP_opendir, ino, NULL);
+	if (err)
+		return cfs_reply_err(req, err);
 	if (cfs_tree_kind(d->tree, cfs_node(d, ino)) != RS_DIR)
 		return cfs_reply_err(req, -ENOTDIR);
 	/* Listings change only through requests the kernel sees (it drops its cache then) or
@@ -458,6 +524,9 @@ static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	uint32_t node = cfs_node(d, ino);
 
 	cfs_count(d, CFS_OP_open);
+	int ferr = cfs_fault_errno(d, CFS_OP_open, ino, NULL);
+	if (ferr)
+		return cfs_reply_err(req, ferr);
 	if (cfs_tree_kind(d->tree, node) == RS_DIR)
 		return cfs_reply_err(req, -EISDIR);
 	if (fi->flags & O_TRUNC) {
@@ -481,7 +550,9 @@ static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	cfs_count(d, CFS_OP_read);
 	if (!buf)
 		return cfs_reply_err(req, -ENOMEM);
-	n = cfs_tree_read(d->tree, cfs_node(d, ino), buf, size, off);
+	n = cfs_fault_errno(d, CFS_OP_read, ino, NULL);
+	if (!n)
+		n = cfs_tree_read(d->tree, cfs_node(d, ino), buf, size, off);
 	if (n < 0)
 		cfs_reply_err(req, (int)n);
 	else

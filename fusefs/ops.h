@@ -15,6 +15,13 @@ uint32_t cfs_node(const struct cfs_daemon *d, fuse_ino_t ino);
  * what readlink answers when the kernel caches links. */
 void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st);
 
+/* The path (from the mount's root) the kernel reached nodeid INO by, plus "/NAME" when NAME
+ * is given, into OUT; what does not fit is cut. For fault rules and messages. */
+void cfs_nodeid_path(const struct cfs_daemon *d, fuse_ino_t ino, const char *name, char *out,
+		     size_t size);
+/* An injected errno for OP on INO (+ NAME), or 0. Cheap when no fault is set. */
+int cfs_fault_errno(struct cfs_daemon *d, enum cfs_op op, fuse_ino_t ino, const char *name);
+
 /* Credentials of the caller, for the resolver's search-permission checks. */
 struct cfs_cred {
 	struct rs_cred cred;
@@ -43,6 +50,12 @@ void cfs_drop_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
 /* After a name was added, removed, replaced or moved: make the kernel forget what may now
  * resolve differently (the request's own name it knows about already). */
 void cfs_namespace_changed(struct cfs_daemon *d);
+/* After the mode or the limits changed: the kernel forgets every name and link body it
+ * holds, and every listing (a link's kind depends on the mode). */
+void cfs_invalidate_all(struct cfs_daemon *d);
+/* After a spec line was applied at runtime: the listings along its path are stale. */
+void cfs_line_applied(struct cfs_daemon *d, const char *line);
+
 /* After NODE's content or attributes changed: drop other nodeids' caches of it. */
 void cfs_node_changed(struct cfs_daemon *d, uint32_t node, fuse_ino_t except);
 

@@ -27,11 +27,23 @@ static void cfs_inval_path_entry(void *data, uint64_t parent, const char *name, 
 	cfs_notify_entry(c->d->notifier, parent, name, len);
 }
 
+static void cfs_inval_link_body(void *data, uint32_t id)
+{
+	struct cfs_daemon *d = data;
+
+	if (cfs_tree_kind(d->tree, id) == RS_LINK)
+		cfs_notify_inode(d->notifier, id);
+}
+
 void cfs_namespace_changed(struct cfs_daemon *d)
 {
-	/* Kernel and collapse modes: the kernel sees links as links and follows them itself
-	 * (collapse answers readlink afresh every time), so the request it sent is all it needs
-	 * to know. Server mode: any path through a link may now end elsewhere. */
+	/* Kernel mode: the kernel sees links as links and follows them itself, so the request
+	 * it sent is all it needs to know. Collapse: readlink's answer depends on every link of
+	 * the chain, so bodies the kernel keeps (when the mount began in kernel mode and
+	 * negotiated cached links) are dropped. Server mode: any path through a link may now
+	 * end elsewhere. */
+	if (d->opts.follow == CFS_FOLLOW_COLLAPSE && d->cache_symlinks)
+		cfs_tree_each_referenced(d->tree, cfs_inval_link_body, d);
 	if (d->opts.follow != CFS_FOLLOW_SERVER || !d->paths)
 		return;
 	struct cfs_inval_ctx c = {d, 0, 0};
@@ -323,4 +335,56 @@ void cfs_add_write_ops(struct fuse_lowlevel_ops *ops)
 	ops->fsync = cfs_fsync;
 	ops->fsyncdir = cfs_fsync;
 	ops->flush = cfs_flush;
+}
+
+static void cfs_inval_referenced(void *data, uint32_t id)
+{
+	struct cfs_daemon *d = data;
+	enum rs_kind kind = cfs_tree_kind(d->tree, id);
+	const char *name;
+	size_t len;
+
+	if (kind == RS_DIR) {
+		cfs_notify_inode(d->notifier, id); /* its cached listing */
+	} else if (kind == RS_LINK) {
+		cfs_tree_name(d->tree, id, &name, &len);
+		cfs_notify_inode(d->notifier, id); /* its cached body */
+		cfs_notify_entry(d->notifier, cfs_tree_parent(d->tree, id), name, len);
+	}
+}
+
+static void cfs_inval_path_all(void *data, uint64_t parent, const char *name, size_t len,
+			       uint64_t nodeid, uint32_t target)
+{
+	struct cfs_daemon *d = data;
+
+	cfs_notify_entry(d->notifier, parent, name, len);
+	cfs_notify_inode(d->notifier, nodeid);
+}
+
+void cfs_invalidate_all(struct cfs_daemon *d)
+{
+	cfs_notify_inode(d->notifier, CFS_ROOT); /* never counted, always cached */
+	cfs_tree_each_referenced(d->tree, cfs_inval_referenced, d);
+	cfs_paths_each(d->paths, cfs_inval_path_all, d);
+}
+
+void cfs_line_applied(struct cfs_daemon *d, const char *line)
+{
+	/* the listings of the directories along the line's path (its second word) */
+	const char *p = line + strcspn(line, " \t");
+	uint32_t dir = CFS_ROOT;
+
+	p += strspn(p, " \t");
+	cfs_notify_inode(d->notifier, CFS_ROOT);
+	while (*p == '/') {
+		p += strspn(p, "/");
+		size_t n = strcspn(p, "/ \t");
+		if (!n || cfs_tree_lookup(d->tree, dir, p, n, &dir) != 0 ||
+		    cfs_tree_kind(d->tree, dir) != RS_DIR)
+			break;
+		cfs_notify_inode(d->notifier, dir);
+		p += n;
+	}
+	cfs_namespace_changed(d);
 }

@@ -124,6 +124,19 @@ void cfs_paths_ref(struct cfs_paths *p, uint64_t nodeid)
 	}
 }
 
+bool cfs_paths_name(const struct cfs_paths *p, uint64_t nodeid, uint64_t *parent,
+		    const char **name, size_t *len)
+{
+	const struct cfs_pent *e = cfs_pent_at(p, nodeid);
+
+	if (!e)
+		return false;
+	*parent = e->parent;
+	*name = e->name;
+	*len = e->len;
+	return true;
+}
+
 uint32_t cfs_paths_target(const struct cfs_paths *p, uint64_t nodeid)
 {
 	const struct cfs_pent *e = cfs_pent_at(p, nodeid);

@@ -5,6 +5,9 @@
  */
 #include "session.h"
 
+#include "control.h"
+#include "ctlpath.h"
+#include "fault.h"
 #include "notify.h"
 #include "ops.h"
 #include "paths.h"
@@ -12,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fuse.h>
 #include <glib.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,12 +26,107 @@
  * /dev/fuse cannot starve the control socket. */
 enum { CFS_BURST = 256 };
 
+/* A request held back by a delay fault: processed when its timer fires. */
+struct cfs_delayed {
+	struct pc_timer timer;
+	struct cfs_server *s;
+	struct fuse_buf buf; /* our own copy of the request */
+	struct cfs_delayed *prev, *next;
+};
+
 struct cfs_server {
 	struct cfs_daemon *d;
 	struct pc_loop loop;
 	struct fuse_buf buf; /* one receive buffer for the life of the session */
 	bool gone;           /* the kernel ended the session (unmounted) */
+	struct cfs_control *ctl;
+	struct cfs_delayed *delayed; /* list of held requests */
 };
+
+/* The opcodes a delay rule can name (the kernel's numbers, from <linux/fuse.h>). */
+static const struct {
+	uint32_t opcode;
+	enum cfs_op op;
+} cfs_opcodes[] = {
+	{FUSE_LOOKUP, CFS_OP_lookup},	  {FUSE_GETATTR, CFS_OP_getattr},
+	{FUSE_SETATTR, CFS_OP_setattr},	  {FUSE_READLINK, CFS_OP_readlink},
+	{FUSE_OPEN, CFS_OP_open},	  {FUSE_READ, CFS_OP_read},
+	{FUSE_WRITE, CFS_OP_write},	  {FUSE_OPENDIR, CFS_OP_opendir},
+	{FUSE_READDIR, CFS_OP_readdir},	  {FUSE_READDIRPLUS, CFS_OP_readdirplus},
+	{FUSE_STATFS, CFS_OP_statfs},	  {FUSE_ACCESS, CFS_OP_access},
+	{FUSE_MKDIR, CFS_OP_mkdir},	  {FUSE_UNLINK, CFS_OP_unlink},
+	{FUSE_CREATE, CFS_OP_create},
+};
+
+static void cfs_on_delay_done(struct pc_loop *loop, struct pc_timer *t, void *data)
+{
+	struct cfs_delayed *dl = data;
+	struct cfs_server *s = dl->s;
+
+	if (dl->prev)
+		dl->prev->next = dl->next;
+	else
+		s->delayed = dl->next;
+	if (dl->next)
+		dl->next->prev = dl->prev;
+	/* if the caller was interrupted meanwhile, libfuse has the INTERRUPT queued and the
+	 * reply to a request the kernel dropped is ignored */
+	fuse_session_process_buf(s->d->se, &dl->buf);
+	free(dl->buf.mem);
+	free(dl);
+}
+
+/* A delay rule for this request? Then keep a copy and come back to it later. */
+static bool cfs_maybe_delay(struct cfs_server *s, const struct fuse_buf *buf, size_t size)
+{
+	const struct fuse_in_header *in = buf->mem;
+	char path[RS_PATH_MAX];
+	unsigned ms = 0;
+	int err;
+
+	if (size < sizeof(*in))
+		return false;
+	for (size_t i = 0; i < G_N_ELEMENTS(cfs_opcodes); i++) {
+		if (cfs_opcodes[i].opcode != in->opcode)
+			continue;
+		const char *name = in->opcode == FUSE_LOOKUP ? (const char *)(in + 1) : NULL;
+		if (name && !memchr(name, '\0', size - sizeof(*in)))
+			return false;
+		cfs_nodeid_path(s->d, in->nodeid, name, path, sizeof(path));
+		cfs_fault_match(s->d->faults, cfs_opcodes[i].op, path, CFS_FAULT_DELAY, &err, &ms);
+		break;
+	}
+	if (!ms)
+		return false;
+	struct cfs_delayed *dl = calloc(1, sizeof(*dl));
+	void *copy = malloc(size);
+	if (!dl || !copy) { /* no memory to hold it back: serve it now */
+		free(dl);
+		free(copy);
+		return false;
+	}
+	memcpy(copy, buf->mem, size);
+	dl->buf = (struct fuse_buf){.size = size, .mem = copy};
+	dl->s = s;
+	dl->next = s->delayed;
+	if (s->delayed)
+		s->delayed->prev = dl;
+	s->delayed = dl;
+	pc_timer_init(&dl->timer, cfs_on_delay_done, dl);
+	pc_timer_start(&s->loop, &dl->timer, ms, 0);
+	return true;
+}
+
+static void cfs_drop_delayed(struct cfs_server *s)
+{
+	while (s->delayed) {
+		struct cfs_delayed *dl = s->delayed;
+		s->delayed = dl->next;
+		pc_timer_stop(&s->loop, &dl->timer);
+		free(dl->buf.mem);
+		free(dl);
+	}
+}
 
 static void cfs_session_gone(struct cfs_server *s)
 {
@@ -50,6 +149,8 @@ static void cfs_on_fuse(struct pc_loop *loop, int fd, int revents, void *data)
 			continue;
 		if (n <= 0 || fuse_session_exited(se)) /* 0: ENODEV, the mount is gone */
 			return cfs_session_gone(s);
+		if (cfs_faults_active(s->d->faults) && cfs_maybe_delay(s, &s->buf, (size_t)n))
+			continue;
 		fuse_session_process_buf(se, &s->buf);
 	}
 }
@@ -58,6 +159,41 @@ static void cfs_on_signal(struct pc_loop *loop, struct pc_signal *sig, int signo
 {
 	g_message("%s: unmounting", strsignal(signo));
 	pc_stop(loop);
+}
+
+/* The control socket's path, settled before daemonizing moves us to "/". "" for none. */
+static char cfs_ctl_path[CFS_SUN_PATH_MAX];
+
+static int cfs_pick_ctl_path(const struct cfs_daemon *d)
+{
+	const char *want = d->opts.ctl_path;
+	char *abs;
+
+	if (want && strcmp(want, "none") == 0)
+		return 0;
+	if (!want)
+		return cfs_ctl_default_path(d->opts.mountpoint, cfs_ctl_path, sizeof(cfs_ctl_path), 1);
+	gchar *cwd = g_get_current_dir();
+	abs = want[0] == '/' ? g_strdup(want) : g_build_filename(cwd, want, NULL);
+	int n = snprintf(cfs_ctl_path, sizeof(cfs_ctl_path), "%s", abs);
+	g_free(abs);
+	g_free(cwd);
+	return n >= (int)sizeof(cfs_ctl_path) ? -ENAMETOOLONG : 0;
+}
+
+static int cfs_start_control(struct cfs_daemon *d, struct pc_loop *loop,
+			     struct cfs_control **out)
+{
+	int err;
+
+	if (!cfs_ctl_path[0])
+		return 0;
+	err = cfs_control_start(out, d, loop, cfs_ctl_path);
+	if (err)
+		g_warning("control socket %s: %s", cfs_ctl_path, strerror(-err));
+	else
+		g_debug("control socket at %s", cfs_ctl_path);
+	return err;
 }
 
 static int cfs_run_pollcore(struct cfs_daemon *d)
@@ -84,7 +220,11 @@ static int cfs_run_pollcore(struct cfs_daemon *d)
 		err = pc_signal_start(&s->loop, &sigs[i]);
 	}
 	if (!err)
+		err = cfs_start_control(d, &s->loop, &s->ctl);
+	if (!err)
 		err = pc_run(&s->loop);
+	cfs_control_stop(s->ctl);
+	cfs_drop_delayed(s);
 out_loop:
 	pc_loop_destroy(&s->loop);
 out:
@@ -177,6 +317,11 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 			busy > 0 ? "already a mount point; unmount it first" : strerror(-busy));
 		return 1;
 	}
+	err = cfs_pick_ctl_path(d);
+	if (err) {
+		fprintf(stderr, "chainfs: control socket: %s\n", strerror(-err));
+		return 1;
+	}
 	cfs_default_timeouts(&d->opts);
 	cfs_add_write_ops(&ops);
 	if (d->opts.loop == CFS_LOOP_LIBFUSE_MT)
@@ -185,6 +330,7 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 	if (!d->se)
 		return 2; /* libfuse said which option it refused */
 	d->paths = cfs_paths_new();
+	d->faults = cfs_faults_new();
 	if (fuse_session_mount(d->se, mnt) != 0)
 		goto out;
 	if (fuse_daemonize(foreground) != 0)
@@ -211,5 +357,7 @@ out:
 	d->se = NULL;
 	cfs_paths_free(d->paths);
 	d->paths = NULL;
+	cfs_faults_free(d->faults);
+	d->faults = NULL;
 	return rc;
 }

@@ -2129,6 +2129,15 @@ uint64_t cfs_tree_total_refs(const struct cfs_tree *t)
 	return t->total_refs;
 }
 
+void cfs_tree_each_referenced(const struct cfs_tree *t, void (*fn)(void *data, uint32_t id),
+			      void *data)
+{
+	/* a freed handle has no references: only live nodes are visited */
+	for (uint32_t id = CFS_ROOT; id < t->next_id; id++)
+		if (nd(t, id)->refs)
+			fn(data, id);
+}
+
 /* ---- the resolver's view ---- */
 
 static int tree_rs_lookup(void *tree, uint64_t dir, const char *name, size_t len, uint64_t *out)

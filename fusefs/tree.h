@@ -138,6 +138,9 @@ void cfs_tree_ref(struct cfs_tree *t, uint32_t id, uint64_t n);
 void cfs_tree_unref(struct cfs_tree *t, uint32_t id, uint64_t n);
 uint64_t cfs_tree_refs(const struct cfs_tree *t, uint32_t id);
 uint64_t cfs_tree_total_refs(const struct cfs_tree *t); /* sum over all nodes, for tests */
+/* Call FN for every node the kernel holds references to (to invalidate its caches). */
+void cfs_tree_each_referenced(const struct cfs_tree *t, void (*fn)(void *data, uint32_t id),
+			      void *data);
 
 /* The resolver's view of the tree: handles are the same numbers widened to 64 bits. */
 extern const struct rs_tree_ops cfs_tree_rs_ops;

@@ -1,0 +1,229 @@
+/*
+ * chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]
+ * Sends one request to a chainfs daemon's control socket and prints its answer readably
+ * (or as the raw JSON line with --json). Exit status: 0, or 1 on an error reply (and when a
+ * `resolve` walk fails, as namei does), 2 on a usage or connection problem.
+ */
+#include "ctlpath.h"
+
+#include <errno.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+enum { CTL_TIMEOUT_S = 30 }; /* a daemon that does not answer in this long is stuck */
+
+static int ctl_connect(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct timeval tv = {CTL_TIMEOUT_S, 0};
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || strlen(path) >= sizeof(addr.sun_path))
+		goto fail;
+	strcpy(addr.sun_path, path);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0)
+		return fd;
+fail:
+	fprintf(stderr, "chainfsctl: %s: %s\n", path, strerror(errno ? errno : ENAMETOOLONG));
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+/* Send REQ and read one reply line (malloc'ed), or NULL. */
+static char *ctl_ask(int fd, const char *req)
+{
+	GString *in = g_string_new(NULL);
+	char buf[65536];
+	ssize_t n = -1;
+
+	if (send(fd, req, strlen(req), MSG_NOSIGNAL) < 0 || send(fd, "\n", 1, MSG_NOSIGNAL) < 0)
+		goto fail;
+	while (!memchr(in->str, '\n', in->len)) {
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			goto fail;
+		g_string_append_len(in, buf, n);
+	}
+	*strchr(in->str, '\n') = '\0';
+	return g_string_free(in, FALSE);
+fail:
+	fprintf(stderr, "chainfsctl: no answer: %s\n", n == 0 ? "connection closed" : strerror(errno));
+	g_string_free(in, TRUE);
+	return NULL;
+}
+
+static void print_value(const char *key, JsonNode *v, int indent)
+{
+	if (JSON_NODE_HOLDS_OBJECT(v)) {
+		JsonObject *o = json_node_get_object(v);
+		GList *keys = json_object_get_members(o);
+		printf("%*s%s:\n", indent, "", key);
+		for (GList *k = keys; k; k = k->next)
+			print_value(k->data, json_object_get_member(o, k->data), indent + 2);
+		g_list_free(keys);
+	} else if (JSON_NODE_HOLDS_VALUE(v)) {
+		gchar *s = json_node_get_value_type(v) == G_TYPE_STRING
+				   ? g_strdup(json_node_get_string(v))
+				   : g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(v));
+		if (json_node_get_value_type(v) == G_TYPE_BOOLEAN)
+			snprintf(s, strlen(s) + 1, "%s", json_node_get_boolean(v) ? "yes" : "no");
+		printf("%*s%-*s %s\n", indent, "", 28 - indent, key, s);
+		g_free(s);
+	}
+}
+
+static const char *str_of(JsonObject *o, const char *key)
+{
+	return json_object_has_member(o, key) ? json_object_get_string_member(o, key) : NULL;
+}
+
+/* The walk as namei shows it: one line a step, indented by nesting depth. */
+static void print_walk(JsonObject *o)
+{
+	JsonArray *steps = json_object_get_array_member(o, "steps");
+
+	printf("f: %s\n", str_of(o, "path"));
+	for (guint i = 0; i < json_array_get_length(steps); i++) {
+		JsonObject *s = json_array_get_object_element(steps, i);
+		const char *step = str_of(s, "step"), *kind = str_of(s, "kind");
+		int depth = (int)json_object_get_int_member(s, "depth");
+		char k = kind[0] == 'd' ? 'd' : kind[0] == 'f' ? '-' : kind[0] == 'l' ? 'l' : '?';
+
+		if (strcmp(step, "component") == 0 && strcmp(kind, "link") == 0)
+			continue; /* the link step that follows names it */
+		if (strcmp(step, "root") == 0)
+			printf("%*s d /\n", depth * 2, "");
+		else if (strcmp(step, "link") == 0)
+			printf("%*s l %s -> %s\n", depth * 2 - 2, "", str_of(s, "name"),
+			       str_of(s, "target"));
+		else
+			printf("%*s %c %s\n", depth * 2, "", k, str_of(s, "name"));
+	}
+	if (str_of(o, "errno"))
+		printf("  %s (after %" G_GINT64_FORMAT " links)\n", str_of(o, "errno"),
+		       json_object_get_int_member(o, "links"));
+	else
+		printf("  = node %" G_GINT64_FORMAT " (%s), %" G_GINT64_FORMAT
+		       " links, deepest nesting %" G_GINT64_FORMAT "\n",
+		       json_object_get_int_member(o, "node"), str_of(o, "kind"),
+		       json_object_get_int_member(o, "links"),
+		       json_object_get_int_member(o, "deepest_nesting"));
+}
+
+static void print_faults(JsonObject *o)
+{
+	JsonArray *a = json_object_get_array_member(o, "faults");
+
+	printf("%-12s %-24s %-8s %6s %8s %10s %10s\n", "op", "path", "errno", "prob", "delay_ms",
+	       "checks", "hits");
+	for (guint i = 0; i < json_array_get_length(a); i++) {
+		JsonObject *f = json_array_get_object_element(a, i);
+		printf("%-12s %-24s %-8s %6.3f %8" G_GINT64_FORMAT " %10" G_GINT64_FORMAT
+		       " %10" G_GINT64_FORMAT "\n",
+		       str_of(f, "op"), str_of(f, "path"), str_of(f, "errno"),
+		       json_object_get_double_member(f, "prob"),
+		       json_object_get_int_member(f, "delay_ms"),
+		       json_object_get_int_member(f, "checks"), json_object_get_int_member(f, "hits"));
+	}
+}
+
+static int print_reply(const char *cmd, JsonObject *o)
+{
+	if (!json_object_get_boolean_member(o, "ok")) {
+		fprintf(stderr, "chainfsctl: %s\n", str_of(o, "error"));
+		return 1;
+	}
+	if (strcmp(cmd, "resolve") == 0) {
+		print_walk(o);
+		return str_of(o, "errno") ? 1 : 0;
+	}
+	if (strcmp(cmd, "dump") == 0) {
+		fputs(str_of(o, "spec"), stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "fault") == 0) {
+		print_faults(o);
+		return 0;
+	}
+	GList *keys = json_object_get_members(o);
+	for (GList *k = keys; k; k = k->next)
+		if (strcmp(k->data, "ok") != 0)
+			print_value(k->data, json_object_get_member(o, k->data), 0);
+	if (!keys->next)
+		printf("ok\n");
+	g_list_free(keys);
+	return 0;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
+			"commands: ping, stats [reset], limits [nest=N] [total=N],\n"
+			"  mode kernel|collapse|server, resolve [nofollow] PATH, dump,\n"
+			"  chain|nest|loop|tree|wide|deep|dir|file|link ... (spec lines),\n"
+			"  fault add|list|clear, unmount   (see chainfsctl(1))\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	char path[CFS_SUN_PATH_MAX];
+	const char *sock = NULL;
+	int i = 1, json = 0, rc = 2, fd;
+
+	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
+			sock = argv[++i];
+		else if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else
+			return usage();
+	}
+	if (!sock) {
+		int err = i < argc ? cfs_ctl_default_path(argv[i++], path, sizeof(path), 0) : -EINVAL;
+		if (err) {
+			fprintf(stderr, "chainfsctl: %s: %s\n", i <= argc ? argv[i - 1] : "",
+				strerror(-err));
+			return usage();
+		}
+		sock = path;
+	}
+	for (; i < argc && argv[i][0] == '-'; i++)
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+	if (i >= argc)
+		return usage();
+	gchar *req = g_strjoinv(" ", argv + i);
+	if ((fd = ctl_connect(sock)) < 0) {
+		g_free(req);
+		return 2;
+	}
+	char *line = ctl_ask(fd, req);
+	close(fd);
+	if (line && json) {
+		puts(line);
+		rc = strstr(line, "\"ok\":false") ? 1 : 0;
+	} else if (line) {
+		JsonParser *p = json_parser_new();
+		if (json_parser_load_from_data(p, line, -1, NULL) &&
+		    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+			rc = print_reply(argv[i], json_node_get_object(json_parser_get_root(p)));
+		else
+			fprintf(stderr, "chainfsctl: not a JSON object: %s\n", line);
+		g_object_unref(p);
+	}
+	free(line);
+	g_free(req);
+	return rc;
+}

@@ -1,0 +1,654 @@
+/*
+ * The control socket. Clients are non-blocking and served by the daemon's pollcore loop:
+ * input is buffered up to one line of CFS_CTL_MAX_LINE, replies up to CFS_CTL_MAX_PENDING
+ * unread bytes, so neither a silent nor a flooding client can stall the mount or grow the
+ * daemon without bound. Replies are built with json-glib.
+ */
+#include "control.h"
+#include "fault.h"
+#include "notify.h"
+#include "ops.h"
+#include "paths.h"
+#include "spec.h"
+
+#include <errno.h>
+#include <json-glib/json-glib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+struct cfs_client {
+	struct cfs_control *ctl;
+	int fd;
+	GString *in, *out;
+	bool closing; /* send what is pending, then close */
+};
+
+struct cfs_control {
+	struct cfs_daemon *d;
+	struct pc_loop *loop;
+	int fd;
+	char *path;
+	GHashTable *clients; /* fd -> struct cfs_client */
+	struct pc_stats pc_base; /* `stats reset` subtracts this */
+	uint64_t refused, accepted;
+};
+
+static void cfs_client_close(struct cfs_client *cl)
+{
+	pc_io_del(cl->ctl->loop, cl->fd);
+	g_hash_table_remove(cl->ctl->clients, GINT_TO_POINTER(cl->fd));
+}
+
+static void cfs_client_free(gpointer p)
+{
+	struct cfs_client *cl = p;
+
+	close(cl->fd);
+	g_string_free(cl->in, TRUE);
+	g_string_free(cl->out, TRUE);
+	g_free(cl);
+}
+
+/* Write what we can; the loop watches POLLOUT only while something is pending. */
+static void cfs_client_flush(struct cfs_client *cl)
+{
+	while (cl->out->len) {
+		ssize_t n = send(cl->fd, cl->out->str, cl->out->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0)
+			return cfs_client_close(cl);
+		g_string_erase(cl->out, 0, n);
+	}
+	if (!cl->out->len && cl->closing)
+		return cfs_client_close(cl);
+	pc_io_mod(cl->ctl->loop, cl->fd, POLLIN | (cl->out->len ? POLLOUT : 0));
+}
+
+static void cfs_client_reply(struct cfs_client *cl, char *json)
+{
+	/* a client that does not read its replies is dropped, not buffered for ever */
+	if (cl->out->len > CFS_CTL_MAX_PENDING) {
+		g_free(json);
+		g_message("control: dropping a client with %zu unread bytes", cl->out->len);
+		cl->out->len = 0;
+		cl->closing = true;
+		return;
+	}
+	g_string_append(cl->out, json);
+	g_string_append_c(cl->out, '\n');
+	g_free(json);
+}
+
+static char *cfs_json_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+char *cfs_control_handle(struct cfs_control *c, const char *line, size_t len);
+
+static void cfs_client_lines(struct cfs_client *cl)
+{
+	char *nl;
+
+	while (!cl->closing && (nl = memchr(cl->in->str, '\n', cl->in->len))) {
+		size_t len = (size_t)(nl - cl->in->str);
+		cfs_client_reply(cl, cfs_control_handle(cl->ctl, cl->in->str, len));
+		g_string_erase(cl->in, 0, (gssize)len + 1);
+	}
+	if (cl->in->len > CFS_CTL_MAX_LINE) {
+		cfs_client_reply(cl, cfs_json_error("request longer than %d bytes", CFS_CTL_MAX_LINE));
+		g_string_truncate(cl->in, 0);
+		cl->closing = true;
+	}
+}
+
+static void cfs_on_client(struct pc_loop *loop, int fd, int revents, void *data)
+{
+	struct cfs_client *cl = data;
+	char buf[16384];
+
+	if (revents & POLLIN) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0 && !cl->closing) {
+			g_string_append_len(cl->in, buf, n);
+			cfs_client_lines(cl);
+		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+			/* gone mid-request: what it sent without a newline is dropped with it */
+			return cfs_client_close(cl);
+		}
+	} else if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
+		return cfs_client_close(cl);
+	}
+	cfs_client_flush(cl);
+}
+
+static void cfs_on_accept(struct pc_loop *loop, int fd, int revents, void *data)
+{
+	struct cfs_control *c = data;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (cfd < 0)
+		return;
+	/* the socket is 0600 already; the peer check also covers a socket passed on */
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
+	    (cred.uid != getuid() && cred.uid != 0)) {
+		static const char msg[] = "{\"ok\":false,\"error\":\"permission denied\"}\n";
+		c->refused++;
+		send(cfd, msg, sizeof(msg) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		close(cfd);
+		return;
+	}
+	struct cfs_client *cl = g_new0(struct cfs_client, 1);
+	*cl = (struct cfs_client){c, cfd, g_string_new(NULL), g_string_new(NULL), false};
+	if (pc_io_add(loop, cfd, POLLIN, cfs_on_client, cl) != 0) {
+		cfs_client_free(cl);
+		return;
+	}
+	g_hash_table_insert(c->clients, GINT_TO_POINTER(cfd), cl);
+	c->accepted++;
+}
+
+/* A socket at PATH from a daemon that died is replaced; one that answers is not ours. */
+static int cfs_clear_stale(const char *path, const struct sockaddr_un *addr)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -EEXIST; /* never remove what is not a socket */
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	rc = connect(fd, (const struct sockaddr *)addr, sizeof(*addr));
+	close(fd);
+	if (rc == 0)
+		return -EADDRINUSE;
+	return unlink(path) == 0 ? 0 : -errno;
+}
+
+static int cfs_listen(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int fd, err;
+	mode_t old;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(addr.sun_path, path);
+	err = cfs_clear_stale(path, &addr);
+	if (err)
+		return err;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	old = umask(0177); /* born 0600: no window where others may connect */
+	err = bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ? -errno : 0;
+	umask(old);
+	if (!err && listen(fd, CFS_CTL_BACKLOG) != 0)
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_loop *loop,
+		      const char *path)
+{
+	struct cfs_control *c;
+	int fd = cfs_listen(path), err;
+
+	if (fd < 0)
+		return fd;
+	c = g_new0(struct cfs_control, 1);
+	*c = (struct cfs_control){.d = d, .loop = loop, .fd = fd, .path = g_strdup(path)};
+	c->clients = g_hash_table_new_full(NULL, NULL, NULL, cfs_client_free);
+	err = pc_io_add(loop, fd, POLLIN, cfs_on_accept, c);
+	if (err) {
+		cfs_control_stop(c);
+		return err;
+	}
+	*out = c;
+	return 0;
+}
+
+void cfs_control_stop(struct cfs_control *c)
+{
+	GHashTableIter it;
+	gpointer key;
+
+	if (!c)
+		return;
+	g_hash_table_iter_init(&it, c->clients);
+	while (g_hash_table_iter_next(&it, &key, NULL))
+		pc_io_del(c->loop, GPOINTER_TO_INT(key));
+	g_hash_table_destroy(c->clients);
+	pc_io_del(c->loop, c->fd);
+	close(c->fd);
+	unlink(c->path);
+	g_free(c->path);
+	g_free(c);
+}
+
+/* ---- replies ---- */
+
+static char *cfs_json_finish(JsonBuilder *b)
+{
+	JsonGenerator *g = json_generator_new();
+	JsonNode *root;
+	char *s;
+
+	json_builder_end_object(b);
+	root = json_builder_get_root(b);
+	json_generator_set_root(g, root);
+	s = json_generator_to_data(g, NULL);
+	json_node_unref(root);
+	g_object_unref(g);
+	g_object_unref(b);
+	return s;
+}
+
+static JsonBuilder *cfs_json_ok(void)
+{
+	JsonBuilder *b = json_builder_new();
+
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "ok");
+	json_builder_add_boolean_value(b, TRUE);
+	return b;
+}
+
+/* Text from the tree or the client may hold any bytes; JSON strings must be UTF-8. */
+static void cfs_json_str(JsonBuilder *b, const char *key, const char *s, gssize len)
+{
+	gchar *v = g_utf8_make_valid(s, len);
+
+	json_builder_set_member_name(b, key);
+	json_builder_add_string_value(b, v);
+	g_free(v);
+}
+
+static void cfs_json_int(JsonBuilder *b, const char *key, int64_t v)
+{
+	json_builder_set_member_name(b, key);
+	json_builder_add_int_value(b, v);
+}
+
+static char *cfs_json_error(const char *fmt, ...)
+{
+	JsonBuilder *b = json_builder_new();
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "ok");
+	json_builder_add_boolean_value(b, FALSE);
+	cfs_json_str(b, "error", msg, -1);
+	g_free(msg);
+	return cfs_json_finish(b);
+}
+
+static const char *cfs_kind_name(enum rs_kind k)
+{
+	return k == RS_DIR ? "dir" : k == RS_FILE ? "file" : k == RS_LINK ? "link" : "other";
+}
+
+static const char *const cfs_mode_names[] = {"kernel", "collapse", "server"};
+
+/* ---- commands ---- */
+
+static char *cmd_ping(struct cfs_control *c, const char *args)
+{
+	JsonBuilder *b = cfs_json_ok();
+
+	cfs_json_str(b, "version", CFS_VERSION, -1);
+	return cfs_json_finish(b);
+}
+
+static void cfs_stats_ops(struct cfs_control *c, JsonBuilder *b)
+{
+	json_builder_set_member_name(b, "requests");
+	json_builder_begin_object(b);
+	for (int i = 0; i < CFS_OP_MAX; i++)
+		if (c->d->ops[i])
+			cfs_json_int(b, cfs_op_names[i], (int64_t)c->d->ops[i]);
+	json_builder_end_object(b);
+}
+
+static void cfs_stats_resolver(struct cfs_control *c, JsonBuilder *b)
+{
+	const struct cfs_walk_stats *w = &c->d->walk;
+
+	json_builder_set_member_name(b, "resolver");
+	json_builder_begin_object(b);
+	cfs_json_int(b, "walks", (int64_t)w->walks);
+	cfs_json_int(b, "links_followed", (int64_t)w->links);
+	cfs_json_int(b, "deepest_nesting", w->max_depth);
+	cfs_json_int(b, "eloop", (int64_t)w->eloop);
+	cfs_json_int(b, "other_errors", (int64_t)w->errors);
+	cfs_json_int(b, "heap_frames", (int64_t)w->heap_frames);
+	cfs_json_int(b, "heap_allocs", (int64_t)w->allocs);
+	json_builder_end_object(b);
+}
+
+static void cfs_stats_pollcore(struct cfs_control *c, JsonBuilder *b)
+{
+	struct pc_stats s;
+	uint32_t fds = pc_io_count(c->loop);
+
+	pc_loop_stats(c->loop, &s);
+	json_builder_set_member_name(b, "pollcore");
+	json_builder_begin_object(b);
+	cfs_json_int(b, "waits", (int64_t)(s.waits - c->pc_base.waits));
+	cfs_json_int(b, "waits_inline", (int64_t)(s.waits_inline - c->pc_base.waits_inline));
+	cfs_json_int(b, "waits_heap", (int64_t)(s.waits_heap - c->pc_base.waits_heap));
+	cfs_json_int(b, "heap_allocs", (int64_t)(s.heap_allocs - c->pc_base.heap_allocs));
+	cfs_json_int(b, "largest_table", s.largest_table);
+	cfs_json_int(b, "fds", fds);
+	/* outside a pass the table is inline exactly when its entries fit (pc.h) */
+	cfs_json_str(b, "table", fds <= PC_INLINE_FDS ? "inline" : "heap", -1);
+	json_builder_end_object(b);
+}
+
+static void cfs_stats_tree(struct cfs_control *c, JsonBuilder *b)
+{
+	struct cfs_tree_stats t;
+	struct cfs_notify_stats n;
+	struct cfs_daemon *d = c->d;
+
+	cfs_tree_stats(d->tree, &t);
+	json_builder_set_member_name(b, "tree");
+	json_builder_begin_object(b);
+	cfs_json_int(b, "nodes", (int64_t)t.nodes);
+	cfs_json_int(b, "dirs", (int64_t)t.dirs);
+	cfs_json_int(b, "files", (int64_t)t.files);
+	cfs_json_int(b, "links", (int64_t)t.links);
+	cfs_json_int(b, "bytes", (int64_t)t.bytes);
+	cfs_json_int(b, "data_bytes", (int64_t)t.data_bytes);
+	json_builder_end_object(b);
+	json_builder_set_member_name(b, "kernel");
+	json_builder_begin_object(b);
+	cfs_json_int(b, "path_nodeids", (int64_t)cfs_paths_count(d->paths));
+	cfs_json_int(b, "lookups", (int64_t)(cfs_tree_total_refs(d->tree) -
+					     cfs_paths_count(d->paths) +
+					     cfs_paths_total_lookups(d->paths)));
+	cfs_notifier_stats(d->notifier, &n);
+	cfs_json_int(b, "invalidations_sent", (int64_t)n.sent);
+	cfs_json_int(b, "invalidations_lost", (int64_t)n.lost);
+	json_builder_end_object(b);
+}
+
+static char *cmd_stats(struct cfs_control *c, const char *args)
+{
+	JsonBuilder *b;
+
+	if (strcmp(args, "reset") == 0) {
+		memset(c->d->ops, 0, sizeof(c->d->ops));
+		memset(&c->d->walk, 0, sizeof(c->d->walk));
+		pc_loop_stats(c->loop, &c->pc_base);
+	} else if (*args) {
+		return cfs_json_error("usage: stats [reset]");
+	}
+	b = cfs_json_ok();
+	cfs_json_str(b, "mode", cfs_mode_names[c->d->opts.follow], -1);
+	cfs_stats_ops(c, b);
+	cfs_stats_resolver(c, b);
+	cfs_stats_pollcore(c, b);
+	cfs_stats_tree(c, b);
+	json_builder_set_member_name(b, "control");
+	json_builder_begin_object(b);
+	cfs_json_int(b, "clients", g_hash_table_size(c->clients));
+	cfs_json_int(b, "accepted", (int64_t)c->accepted);
+	cfs_json_int(b, "refused", (int64_t)c->refused);
+	json_builder_end_object(b);
+	return cfs_json_finish(b);
+}
+
+static char *cfs_limits_reply(struct cfs_control *c)
+{
+	JsonBuilder *b = cfs_json_ok();
+
+	cfs_json_int(b, "nest", c->d->opts.limits.max_nest);
+	cfs_json_int(b, "total", c->d->opts.limits.max_total);
+	return cfs_json_finish(b);
+}
+
+static char *cmd_limits(struct cfs_control *c, const char *args)
+{
+	struct rs_limits l = c->d->opts.limits;
+	gchar **words = g_strsplit_set(args, " \t", -1);
+	char *bad = NULL;
+
+	for (gchar **w = words; *w && !bad; w++) {
+		char *end;
+		unsigned long long v;
+		uint32_t *into = g_str_has_prefix(*w, "nest=")    ? &l.max_nest
+				 : g_str_has_prefix(*w, "total=") ? &l.max_total
+								  : NULL;
+		if (!**w)
+			continue;
+		const char *num = into ? strchr(*w, '=') + 1 : "";
+		errno = 0;
+		v = strtoull(num, &end, 10);
+		if (!into || !*num || *end || errno || *num == '-' || v > RS_LIMIT_MAX)
+			bad = g_strdup_printf("%s: usage: limits [nest=N] [total=N], N up to %d", *w,
+					      RS_LIMIT_MAX);
+		else
+			*into = (uint32_t)v;
+	}
+	g_strfreev(words);
+	if (bad) {
+		char *e = cfs_json_error("%s", bad);
+		g_free(bad);
+		return e;
+	}
+	if (l.max_nest != c->d->opts.limits.max_nest || l.max_total != c->d->opts.limits.max_total) {
+		c->d->opts.limits = l;
+		cfs_invalidate_all(c->d);
+	}
+	return cfs_limits_reply(c);
+}
+
+static char *cmd_mode(struct cfs_control *c, const char *args)
+{
+	for (int m = 0; m < 3; m++)
+		if (strcmp(args, cfs_mode_names[m]) == 0) {
+			if (c->d->opts.follow != (enum cfs_follow)m) {
+				c->d->opts.follow = (enum cfs_follow)m;
+				cfs_invalidate_all(c->d);
+			}
+			JsonBuilder *b = cfs_json_ok();
+			cfs_json_str(b, "mode", cfs_mode_names[m], -1);
+			return cfs_json_finish(b);
+		}
+	return cfs_json_error("usage: mode kernel|collapse|server");
+}
+
+struct cfs_trace_ctx {
+	JsonBuilder *b;
+	struct cfs_daemon *d;
+};
+
+static void cfs_trace_step(void *data, const struct rs_step *s)
+{
+	static const char *const names[] = {"component", "link", "root", "dot", "dotdot"};
+	struct cfs_trace_ctx *t = data;
+	JsonBuilder *b = t->b;
+
+	json_builder_begin_object(b);
+	cfs_json_str(b, "step", names[s->kind], -1);
+	if (s->name)
+		cfs_json_str(b, "name", s->name, (gssize)s->name_len);
+	cfs_json_int(b, "node", (int64_t)s->node);
+	cfs_json_str(b, "kind", cfs_kind_name(cfs_tree_kind(t->d->tree, (uint32_t)s->node)), -1);
+	cfs_json_int(b, "depth", s->depth);
+	if (s->target)
+		cfs_json_str(b, "target", s->target, (gssize)s->target_len);
+	json_builder_end_object(b);
+}
+
+static char *cmd_resolve(struct cfs_control *c, const char *args)
+{
+	unsigned flags = RS_FOLLOW;
+	struct rs_result res;
+	JsonBuilder *b;
+
+	if (g_str_has_prefix(args, "nofollow ")) {
+		flags = 0;
+		args += strlen("nofollow ");
+	}
+	if (!*args)
+		return cfs_json_error("usage: resolve [nofollow] PATH");
+	b = cfs_json_ok();
+	cfs_json_str(b, "path", args, -1);
+	struct cfs_trace_ctx t = {b, c->d};
+	struct rs_ctx ctx = {&cfs_tree_rs_ops, c->d->tree, CFS_ROOT, c->d->opts.limits, NULL,
+			     cfs_trace_step, &t, NULL, NULL};
+	json_builder_set_member_name(b, "steps");
+	json_builder_begin_array(b);
+	int err = rs_resolve(&ctx, CFS_ROOT, args, flags, &res);
+	json_builder_end_array(b);
+	if (err) {
+		const char *name = cfs_errno_name(-err);
+		cfs_json_str(b, "errno", name ? name : strerror(-err), -1);
+	} else {
+		cfs_json_int(b, "node", (int64_t)res.node);
+		cfs_json_str(b, "kind", cfs_kind_name(cfs_tree_kind(c->d->tree, (uint32_t)res.node)),
+			     -1);
+	}
+	cfs_json_int(b, "links", res.links);
+	cfs_json_int(b, "deepest_nesting", res.max_depth);
+	cfs_json_int(b, "heap_frames", res.heap_frames);
+	return cfs_json_finish(b);
+}
+
+static char *cmd_dump(struct cfs_control *c, const char *args)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	JsonBuilder *b;
+	int err;
+
+	if (!f)
+		return cfs_json_error("dump: %s", strerror(errno));
+	err = cfs_spec_dump(c->d->tree, f);
+	fclose(f);
+	if (err) {
+		free(text);
+		return cfs_json_error("dump: %s", strerror(-err));
+	}
+	b = cfs_json_ok();
+	cfs_json_str(b, "spec", text, (gssize)len);
+	free(text);
+	return cfs_json_finish(b);
+}
+
+static char *cmd_fault(struct cfs_control *c, const char *args)
+{
+	JsonBuilder *b;
+	char *msg = NULL;
+
+	if (g_str_has_prefix(args, "add ")) {
+		if (cfs_fault_add(c->d->faults, args + 4, &msg) != 0) {
+			char *e = cfs_json_error("fault %s", msg);
+			g_free(msg);
+			return e;
+		}
+	} else if (strcmp(args, "clear") == 0) {
+		cfs_fault_clear(c->d->faults);
+	} else if (strcmp(args, "list") != 0 && *args) {
+		return cfs_json_error("usage: fault add op=OP path=GLOB [errno=E] [prob=P] "
+				      "[seed=S] [delay=MS] | fault list | fault clear");
+	}
+	b = cfs_json_ok();
+	json_builder_set_member_name(b, "faults");
+	cfs_fault_list(c->d->faults, b);
+	return cfs_json_finish(b);
+}
+
+static char *cmd_unmount(struct cfs_control *c, const char *args)
+{
+	/* the loop finishes this pass (the reply is sent), then the session is unmounted */
+	c->d->unmount_requested = true;
+	pc_stop(c->loop);
+	return cfs_json_finish(cfs_json_ok());
+}
+
+/* A spec line at runtime; the kernel forgets the listings of the directories it touched. */
+static char *cmd_generate(struct cfs_control *c, const char *line)
+{
+	struct cfs_spec_defaults def = {getuid(), getgid(), false, {0, 0}};
+	char *msg = NULL;
+	JsonBuilder *b;
+	struct cfs_tree_stats before, after;
+
+	cfs_tree_stats(c->d->tree, &before);
+	if (cfs_spec_apply_line(c->d->tree, line, &def, &msg) != 0) {
+		char *e = cfs_json_error("%s", msg ? msg : "failed");
+		free(msg);
+		return e;
+	}
+	cfs_tree_stats(c->d->tree, &after);
+	cfs_line_applied(c->d, line);
+	b = cfs_json_ok();
+	cfs_json_int(b, "nodes_added", (int64_t)(after.nodes - before.nodes));
+	return cfs_json_finish(b);
+}
+
+struct cfs_cmd {
+	const char *name;
+	char *(*fn)(struct cfs_control *c, const char *args);
+	bool whole_line; /* gets the whole line (spec generators), not what follows the name */
+};
+
+static const struct cfs_cmd cfs_cmds[] = {
+	{"ping", cmd_ping, false},	   {"stats", cmd_stats, false},
+	{"limits", cmd_limits, false},	   {"mode", cmd_mode, false},
+	{"resolve", cmd_resolve, false},   {"dump", cmd_dump, false},
+	{"fault", cmd_fault, false},	   {"unmount", cmd_unmount, false},
+	{"chain", cmd_generate, true},	   {"nest", cmd_generate, true},
+	{"loop", cmd_generate, true},	   {"tree", cmd_generate, true},
+	{"wide", cmd_generate, true},	   {"deep", cmd_generate, true},
+	{"dir", cmd_generate, true},	   {"file", cmd_generate, true},
+	{"link", cmd_generate, true},	   {"hardlink", cmd_generate, true},
+	{"append", cmd_generate, true},
+};
+
+char *cfs_control_handle(struct cfs_control *c, const char *line, size_t len)
+{
+	char *req, *args, *e;
+
+	if (memchr(line, '\0', len))
+		return cfs_json_error("request holds a NUL byte");
+	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	req = g_strndup(line, len);
+	args = req + strspn(req, " \t");
+	size_t n = strcspn(args, " \t");
+	for (size_t i = 0; i < G_N_ELEMENTS(cfs_cmds); i++) {
+		if (strlen(cfs_cmds[i].name) != n || strncmp(args, cfs_cmds[i].name, n) != 0)
+			continue;
+		const char *rest = args + n + strspn(args + n, " \t");
+		char *reply = cfs_cmds[i].fn(c, cfs_cmds[i].whole_line ? args : rest);
+		g_free(req);
+		return reply;
+	}
+	e = n ? cfs_json_error("unknown command: %.*s", (int)(n > 64 ? 64 : n), args)
+	      : cfs_json_error("empty request");
+	g_free(req);
+	return e;
+}

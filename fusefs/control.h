@@ -1,0 +1,28 @@
+/*
+ * The control socket: one request per line, one JSON object per reply line, served by the
+ * same pollcore loop as /dev/fuse. The protocol is documented in README.md and chainfsctl(1).
+ */
+#ifndef CHAINFS_CONTROL_H
+#define CHAINFS_CONTROL_H
+
+#include "daemon.h"
+#include "pc.h"
+
+enum {
+	CFS_CTL_MAX_LINE = 65536,      /* a longer request is refused and the client closed */
+	CFS_CTL_MAX_PENDING = 8 << 20, /* replies a client has not read: past this it is dropped */
+	CFS_CTL_BACKLOG = 128,
+};
+
+struct cfs_control;
+
+/* Listen on PATH (a stale socket from a dead daemon is replaced; a live one is not). */
+int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_loop *loop,
+		      const char *path);
+/* Close every client and the socket, and remove it. */
+void cfs_control_stop(struct cfs_control *c);
+
+/* Answer one request line with one JSON object (no newline); caller frees. */
+char *cfs_control_handle(struct cfs_control *c, const char *line, size_t len);
+
+#endif
