@@ -54,9 +54,10 @@ check: deps
 check-unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=600 $$t; done
 
+ASAN_VARS = BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 check-asan:
-	$(MAKE) BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
-		SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" check-unit
+	$(MAKE) $(ASAN_VARS) check-unit build-asan/chainfs
 
 check-integration: all $(SHELL_TESTS)
 	@set -e; for t in $(SHELL_TESTS); do echo "== $$t"; BUILD=$(BUILD) sh $$t; done

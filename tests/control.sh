@@ -1,0 +1,184 @@
+#!/bin/sh
+# The control socket: every command through chainfsctl and through the raw socket, limits and
+# modes taking effect without a remount, dump reproducing a mutated tree, faults, hostile
+# clients, 200 clients at once, and another uid refused. The daemon runs the ASan build.
+. "$(dirname "$0")/lib.sh"
+
+CTL=$BUILD/chainfsctl
+ASAN_BIN=$ROOT/build-asan/chainfs
+[ -x "$ASAN_BIN" ] || make -s -C "$ROOT" BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/chainfs >&2
+M=$T/mnt
+SOCK=$T/ctl.sock
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=97
+CHAINFS=$ASAN_BIN mount_cfs "$M" -o "follow=server,ctl=$SOCK" || { fail mount; finish; exit 1; }
+DPID=$(cat "${XDG_RUNTIME_DIR:-/tmp}/chainfs-$(printf '%s' "$M" | cksum | cut -d' ' -f1).pid")
+
+ctl() {
+	timeout 60 "$CTL" -s "$SOCK" "$@"
+}
+# raw LINE: one request through the socket itself, the JSON line back
+raw() {
+	printf '%s\n' "$1" | timeout 30 socat -t 30 - "UNIX-CONNECT:$SOCK"
+}
+has() {
+	case "$1" in *"$2"*) return 0 ;; esac
+	echo "  '$2' not in: $(printf '%s' "$1" | cut -c1-300)" >&2
+	return 1
+}
+
+# --- every command, both ways ---------------------------------------------------------------
+check "ping" has "$(ctl ping)" "version"
+check "raw ping" has "$(raw ping)" '"ok":true'
+check "stats" has "$(ctl stats)" "waits_inline"
+check "raw stats" has "$(raw stats)" '"requests"'
+check "stats reset" has "$(raw 'stats reset')" '"walks":0'
+check "limits" has "$(raw limits)" '"total":40'
+check "chainfsctl limits" has "$(ctl limits nest=40 total=40)" "total"
+check "mode" has "$(raw 'mode server')" '"mode":"server"'
+check "resolve trace" has "$(ctl resolve chains/5)" "l 5 -> .5.chain/4"
+check "raw resolve" has "$(raw 'resolve chains/41')" '"errno":"ELOOP"'
+ctl resolve chains/41 >/dev/null
+check "chainfsctl resolve of a failing walk exits 1" test $? -eq 1
+check "resolve nofollow" has "$(raw 'resolve nofollow chains/5')" '"kind":"link"'
+check "chain generator" has "$(raw 'chain /gen/c 100 /chains/target')" '"nodes_added":102'
+check "nest generator" has "$(ctl nest /gen/n 10 /nest/dir/file)" "nodes_added"
+check "loop generator" has "$(raw 'loop /gen/l 3')" '"ok":true'
+check "tree generator" has "$(raw 'tree /gen/t depth=2 fanout=5 seed=4')" '"ok":true'
+check "a bad generator line is refused" has "$(raw 'chain /gen/c 0 /x')" '"ok":false'
+check "fault list" has "$(raw 'fault list')" '"faults":[]'
+check "unknown command" has "$(raw 'frobnicate now')" 'unknown command: frobnicate'
+check "wrong arguments" has "$(raw 'limits nest=-3')" '"ok":false'
+check "mode with a bad name" has "$(raw 'mode sideways')" 'usage: mode'
+ctl frobnicate >/dev/null 2>&1
+check "chainfsctl exits non-zero on an error reply" test $? -eq 1
+ctl limits total=200 >/dev/null
+expect "ok 33" cat "$M/gen/c"
+
+# --- limits and modes take effect on the next syscall, without a remount -----------------
+for mode in server collapse; do
+	ctl mode "$mode" >/dev/null
+	ctl limits nest=40 total=40 >/dev/null
+	expect ELOOP stat "$M/chains/41"
+	ctl limits total=41 >/dev/null
+	expect "ok file" stat "$M/chains/41"
+	ctl limits total=40 >/dev/null
+	expect ELOOP stat "$M/chains/41"
+done
+ctl limits nest=2000 total=2000 >/dev/null
+ctl mode kernel >/dev/null
+expect ELOOP stat "$M/chains/1000"
+expect "ok link" lstat "$M/chains/1000"
+ctl mode server >/dev/null
+expect "ok file" stat "$M/chains/1000"
+expect "ok file" lstat "$M/chains/1000"
+
+# --- faults --------------------------------------------------------------------------------
+ctl mode collapse >/dev/null # every readlink reaches the daemon (no cached bodies)
+readlinks() {
+	perl -e 'my $e = 0; for (1 .. 1000) { defined(readlink($ARGV[0])) or $e++ } print "$e\n"' "$1"
+}
+ctl fault add op=readlink path=/chains/5 errno=EIO >/dev/null
+check "EIO with probability 1: 1000 of 1000" test "$(readlinks "$M/chains/5")" -eq 1000
+expect "ok" readlink "$M/chains/40"
+ctl fault clear >/dev/null
+ctl fault add op=readlink path=/chains/5 errno=EIO prob=0.5 seed=42 >/dev/null
+n1=$(readlinks "$M/chains/5")
+ctl fault clear >/dev/null
+ctl fault add op=readlink path=/chains/5 errno=EIO prob=0.5 seed=42 >/dev/null
+n2=$(readlinks "$M/chains/5")
+check "EIO with probability 0.5: about half ($n1 of 1000)" test "$n1" -gt 400 -a "$n1" -lt 600
+check "the same seed gives the same faults ($n1, $n2)" test "$n1" -eq "$n2"
+check "fault list counts the hits" has "$(raw 'fault list')" "\"hits\":$n2"
+ctl fault clear >/dev/null
+ctl fault add op=open path=/chains/target delay=200 >/dev/null
+t0=$(date +%s%N)
+cat "$M/chains/target" >/dev/null &
+slow=$!
+sleep 0.05
+t1=$(date +%s%N)
+cat "$M/README" >/dev/null
+t2=$(date +%s%N)
+wait $slow
+t3=$(date +%s%N)
+check "a delayed open takes its 200 ms ($(((t3 - t0) / 1000000)) ms)" test $(((t3 - t0) / 1000000)) -ge 200
+check "meanwhile another file answers in < 50 ms ($(((t2 - t1) / 1000000)) ms)" \
+	test $(((t2 - t1) / 1000000)) -lt 50
+ctl fault clear >/dev/null
+
+# --- hostile clients -----------------------------------------------------------------------
+perl -MIO::Socket::UNIX -e '$SIG{PIPE} = "IGNORE"; 
+	my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connect: $!";
+	print $s ("a" x (1 << 20));
+	my $r = <$s>; print $r // "";
+	my $more = <$s>; print defined($more) ? "open\n" : "closed\n";' "$SOCK" >"$T/long.out" 2>&1
+check "a 1 MiB line gets an error reply" grep -q "longer than" "$T/long.out"
+check "... and the connection closed" grep -q "^closed" "$T/long.out"
+head -c 4096 /dev/urandom | tr '\n' 'x' | sed 's/$/\n/' >"$T/garbage"
+socat -t 5 - "UNIX-CONNECT:$SOCK" <"$T/garbage" >"$T/garbage.out" 2>&1
+check "binary garbage gets an error reply" grep -q '"ok":false' "$T/garbage.out"
+perl -MIO::Socket::UNIX -e '$SIG{PIPE} = "IGNORE"; my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die;
+	print $s "stat"; close $s;' "$SOCK"
+perl -MIO::Socket::UNIX -e '$SIG{PIPE} = "IGNORE"; 
+	my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die; $s->blocking(0);
+	my ($sent, $dead) = (0, 0);
+	for (1 .. 4000) { my $n = syswrite($s, "dump\n"); if (!defined $n) {
+		if ($!{EPIPE} || $!{ECONNRESET}) { $dead = 1; last } select(undef, undef, undef, 0.01) }
+		else { $sent++ } }
+	print $dead ? "dropped after $sent\n" : "still connected after $sent\n";' "$SOCK" \
+	>"$T/silent.out" 2>&1
+check "a client that never reads is dropped ($(cat "$T/silent.out"))" grep -q dropped "$T/silent.out"
+perl -MIO::Socket::UNIX -e '$SIG{PIPE} = "IGNORE"; for (1 .. 10000) {
+	my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connect $_: $!"; close $s }
+	print "done\n"' "$SOCK" >"$T/cycles.out" 2>&1
+check "10,000 connect/disconnect cycles" grep -q done "$T/cycles.out"
+check "the mount answers after all that" has "$(raw ping)" '"ok":true'
+expect "ok file" stat "$M/chains/target"
+
+# --- 200 clients while a find runs ---------------------------------------------------------
+timeout 300 find "$M/tree" >/dev/null 2>&1 &
+finder=$!
+PIDS="$PIDS $finder"
+perl -MIO::Socket::UNIX -e '$SIG{PIPE} = "IGNORE"; 
+	my @c = map { IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connect: $!" } 1 .. 200;
+	print $_ "ping\n" for @c;
+	my $ok = grep { my $l = <$_>; defined $l && $l =~ /"ok":true/ } @c;
+	my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die; print $s "stats\n";
+	my $st = <$s>; my ($table) = $st =~ /"table":"(\w+)"/; my ($heap) = $st =~ /"waits_heap":(\d+)/;
+	print "answered $ok table $table waits_heap $heap\n";' "$SOCK" >"$T/many.out" 2>&1
+check "200 clients all answered ($(cat "$T/many.out"))" grep -q "answered 200 table heap" "$T/many.out"
+check "the heap table was waited on" sh -c "! grep -q 'waits_heap 0\$' '$T/many.out'"
+sleep 0.5
+check "the inline table again once they left" has "$(raw stats)" '"table":"inline"'
+wait $finder
+check "find finished meanwhile" test $? -le 1
+
+# --- dump reproduces a mutated tree --------------------------------------------------------
+ctl mode kernel >/dev/null
+mkdir "$M/mut" && printf 'hello\n' >"$M/mut/f" && ln -s f "$M/mut/l" && mv "$M/wide/f1" "$M/mut/g"
+rm -r "$M/loops" && chmod 700 "$M/mut" && ln "$M/mut/f" "$M/mut/hard"
+ctl dump >"$T/dump.spec"
+check "dump is a spec" test -s "$T/dump.spec"
+M2=$T/mnt2
+mount_cfs "$M2" "$T/dump.spec" || fail "mount the dump"
+check "the dump mounted again is the same tree" timeout 300 diff -r --no-dereference "$M" "$M2"
+check "chainfsctl finds a mount's socket from its mountpoint" has "$("$CTL" "$M2" ping)" version
+unmount_cfs "$M2"
+
+# --- another uid -----------------------------------------------------------------------------
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+$NOBODY "$CTL" -s "$SOCK" ping >/dev/null 2>&1
+check "another uid cannot even connect (0600 socket)" test $? -ne 0
+chmod 666 "$SOCK"
+out=$($NOBODY socat -t 5 - "UNIX-CONNECT:$SOCK" </dev/null 2>&1)
+check "another uid is refused by the peer check" has "$out" "permission denied"
+chmod 600 "$SOCK"
+
+# --- unmount through the socket, under ASan: a clean exit, no leak ------------------------
+check "unmount command" has "$(raw unmount)" '"ok":true'
+i=0
+while kill -0 "$DPID" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+check "the daemon exited" sh -c "! kill -0 $DPID 2>/dev/null"
+check "no sanitizer report" not_grep "Sanitizer" "$M.log"
+check "the socket is removed" test ! -e "$SOCK"
+finish
