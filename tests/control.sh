@@ -163,6 +163,16 @@ M2=$T/mnt2
 mount_cfs "$M2" "$T/dump.spec" || fail "mount the dump"
 check "the dump mounted again is the same tree" timeout 300 diff -r --no-dereference "$M" "$M2"
 check "chainfsctl finds a mount's socket from its mountpoint" has "$("$CTL" "$M2" ping)" version
+check "raw dump" has "$(raw dump)" '"spec":"'
+# A killed daemon leaves its socket behind; the next daemon there replaces it safely.
+sockdir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/chainfs}
+sockdir=${sockdir:-/run/chainfs}
+kill -9 "$(cat "${XDG_RUNTIME_DIR:-/tmp}/chainfs-$(printf '%s' "$M2" | cksum | cut -d' ' -f1).pid")"
+sleep 0.3
+check "a killed daemon's socket stays behind" sh -c "ls '$sockdir' | grep -q '^mnt2-'"
+unmount_cfs "$M2"
+mount_cfs "$M2" "$T/dump.spec" || fail "remount over a stale socket"
+check "the stale socket was replaced" has "$("$CTL" "$M2" ping)" version
 unmount_cfs "$M2"
 
 # --- another uid -----------------------------------------------------------------------------

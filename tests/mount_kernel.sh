@@ -34,6 +34,36 @@ for d in tree wide; do
 done
 
 unmount_cfs "$M"
+
+# Random specs: every generator with parameters drawn from a seed (printed; CHAINFS_SEED
+# replays it), each mount compared with its own materialized copy.
+seed=${CHAINFS_SEED:-$(date +%s)}
+echo "mount_kernel: random specs from seed $seed"
+for k in 1 2 3; do
+	r=$(((seed * 7 + k * 7919) % 100003))
+	spec=$T/random$k.spec
+	cat >"$spec" <<EOF
+tree /t depth=$((2 + r % 3)) fanout=$((3 + r % 6)) files=$((r % 60))% links=$((r % 30))% seed=$r
+chain /c/a $((1 + r % 60)) /t
+nest /n/a $((1 + r % 12)) /c/target
+file /c/target "seed $r\n"
+loop /l/ring $((1 + r % 5))
+file /f/big size=$((r % 100000)) pattern="$r-"
+link /abs/x /t
+dir /modes mode=0$((r % 8))$((r % 5))$((r % 3)) mtime=$r
+EOF
+	R=$T/rref$k
+	MR=$T/rmnt$k
+	mount_tmpfs "$R" && "$CHAINFS" --materialize "$spec" "$R" || fail "materialize random $k"
+	mount_cfs "$MR" -o abslinks=raw "$spec" || fail "mount random $k"
+	listing "$MR" >"$T/rl.mnt"
+	listing "$R" >"$T/rl.ref"
+	same_output "random spec $k (r=$r): find -printf listings" "$T/rl.mnt" "$T/rl.ref"
+	check "random spec $k (r=$r): diff -r --no-dereference is empty" \
+		timeout 300 diff -r --no-dereference "$MR" "$R"
+	unmount_cfs "$MR"
+done
+
 mount_cfs "$M" || { fail "mount"; finish; exit 1; }
 
 # The kernel follows links here, so its limit of 40 applies: every link of the tree must
