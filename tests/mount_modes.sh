@@ -82,6 +82,26 @@ expect ELOOP readlink "$C/chains/1000"
 expect ENOENT stat "$C/dangling/$(cd "$C/dangling" && ls | head -1)"
 unmount_cfs "$C"
 
+# --- nothing leaves the tree: excess ".." and absolute targets stay at its root -------------
+cat >"$T/escape.spec" <<EOF
+file /etc/passwd "the tree's own passwd\n"
+dir /a/b/c
+link /a/b/c/up ../../../../../../../../etc/passwd
+link /a/abs /etc/passwd
+link /a/root /../../..
+EOF
+for mode in server collapse kernel; do
+	E=$T/esc-$mode
+	mount_cfs "$E" -o "follow=$mode" "$T/escape.spec" || { fail "mount escape $mode"; continue; }
+	if [ "$mode" != kernel ]; then # kernel mode: the kernel walks relative ".." itself
+		expect "ok 22" cat "$E/a/b/c/up"
+	fi
+	expect "ok 22" cat "$E/a/abs"
+	check "$mode: a link to /../../.. is the tree's root" \
+		test "$("$PROBE" ino "$E/a/root")" = "$("$PROBE" ino "$E")"
+	unmount_cfs "$E"
+done
+
 # --- every mode: changes are seen by the very next syscall ---------------------------------
 for mode in kernel collapse server; do
 	M=$T/m-$mode
