@@ -109,52 +109,45 @@ static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t paren
 		cfs_drop_entry(d, &e);
 }
 
-static void cfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      dev_t rdev)
+/* mknod, create and mkdir: a new file or directory NAME under PARENT, then its entry. */
+static void cfs_new_node(fuse_req_t req, enum cfs_op op, fuse_ino_t parent, const char *name,
+			 mode_t mode, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t dir = cfs_node(d, parent), child;
-	struct cfs_new a;
+	bool is_dir = op == CFS_OP_mkdir;
+	struct cfs_new a = cfs_new_attrs(req, d, dir, mode, is_dir);
 	int err;
 
-	cfs_count(d, CFS_OP_mknod);
-	if (!S_ISREG(mode)) /* devices, fifos and sockets are not part of the tree */
-		return cfs_reply_err(req, -EPERM);
-	a = cfs_new_attrs(req, d, dir, mode, false);
-	err = cfs_tree_mkfile(d->tree, dir, name, strlen(name), &a, &child);
+	cfs_count(d, op);
+	err = (is_dir ? cfs_tree_mkdir : cfs_tree_mkfile)(d->tree, dir, name, strlen(name), &a,
+							   &child);
 	if (err)
 		return cfs_reply_err(req, err);
-	cfs_reply_new(req, d, parent, name, child, NULL);
+	if (fi)
+		fi->keep_cache = 1;
+	cfs_reply_new(req, d, parent, name, child, fi);
+}
+
+static void cfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev)
+{
+	if (!S_ISREG(mode)) { /* devices, fifos and sockets are not part of the tree */
+		cfs_count(cfs_of(req), CFS_OP_mknod);
+		return cfs_reply_err(req, -EPERM);
+	}
+	cfs_new_node(req, CFS_OP_mknod, parent, name, mode, NULL);
 }
 
 static void cfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		       struct fuse_file_info *fi)
 {
-	struct cfs_daemon *d = cfs_of(req);
-	uint32_t dir = cfs_node(d, parent), child;
-	struct cfs_new a = cfs_new_attrs(req, d, dir, mode, false);
-	int err;
-
-	cfs_count(d, CFS_OP_create);
-	err = cfs_tree_mkfile(d->tree, dir, name, strlen(name), &a, &child);
-	if (err)
-		return cfs_reply_err(req, err);
-	fi->keep_cache = 1;
-	cfs_reply_new(req, d, parent, name, child, fi);
+	cfs_new_node(req, CFS_OP_create, parent, name, mode, fi);
 }
 
 static void cfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-	struct cfs_daemon *d = cfs_of(req);
-	uint32_t dir = cfs_node(d, parent), child;
-	struct cfs_new a = cfs_new_attrs(req, d, dir, mode, true);
-	int err;
-
-	cfs_count(d, CFS_OP_mkdir);
-	err = cfs_tree_mkdir(d->tree, dir, name, strlen(name), &a, &child);
-	if (err)
-		return cfs_reply_err(req, err);
-	cfs_reply_new(req, d, parent, name, child, NULL);
+	cfs_new_node(req, CFS_OP_mkdir, parent, name, mode, NULL);
 }
 
 static void cfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const char *name)
