@@ -39,17 +39,21 @@ include resolver/module.mk
 -include fusefs/module.mk
 include tests/module.mk
 -include bench/module.mk
+include tests/fuzz/fuzz.mk
 
 all: $(BINS)
 
 deps:
 	@sh tools/deps.sh
 
-# The whole suite: plain build, then again under AddressSanitizer + UBSan, then the mounts.
+# The whole suite: plain build, then again under AddressSanitizer + UBSan, the mounts, each
+# fuzz target for a minute, and a seconds-long smoke run of the benchmarks.
 check: deps
 	$(MAKE) check-unit
 	$(MAKE) check-asan
 	$(MAKE) check-integration
+	$(MAKE) check-fuzz
+	$(MAKE) bench-run BENCH_QUICK=1
 
 check-unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=600 $$t; done

@@ -607,27 +607,37 @@ static int spec_lookup_path(const struct cfs_tree *t, const char *s, size_t len,
 	return 0;
 }
 
-/* The path of directory DIR followed by NAME, for messages. */
+/* The path of directory DIR followed by NAME, for messages.
+ * Measured first, then filled from its end: prepending name by name moved the whole path
+ * each time, quadratic in the depth, and a deep line failing 135k levels down spent minutes
+ * building its message (found by tests/fuzz). */
 static char *spec_path_of(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len)
 {
-	GString *raw = g_string_new(NULL);
+	size_t total = name ? len + 1 : 0, o;
+	const char *n;
+	size_t nl;
 
 	for (uint32_t d = dir; d != CFS_ROOT; d = cfs_tree_parent(t, d)) {
-		const char *n;
-		size_t nl;
-
 		cfs_tree_name(t, d, &n, &nl);
-		g_string_prepend_len(raw, n, (gssize)nl);
-		g_string_prepend_c(raw, '/');
+		total += nl + 1;
 	}
+	if (total == 0)
+		return spec_quoted("/", 1);
+	char *raw = g_malloc(total);
+	o = total;
 	if (name) {
-		g_string_append_c(raw, '/');
-		g_string_append_len(raw, name, (gssize)len);
+		o -= len;
+		memcpy(raw + o, name, len);
+		raw[--o] = '/';
 	}
-	if (raw->len == 0)
-		g_string_append_c(raw, '/');
-	char *q = spec_quoted(raw->str, raw->len);
-	g_string_free(raw, TRUE);
+	for (uint32_t d = dir; d != CFS_ROOT; d = cfs_tree_parent(t, d)) {
+		cfs_tree_name(t, d, &n, &nl);
+		o -= nl;
+		memcpy(raw + o, n, nl);
+		raw[--o] = '/';
+	}
+	char *q = spec_quoted(raw, total);
+	g_free(raw);
 	return q;
 }
 
@@ -811,14 +821,19 @@ static int spec_check_free(struct spec_ctx *c, const struct spec_path *p, uint32
 }
 
 /* Remove NAME in DIR and everything below it, without recursion: always take the first
- * entry of the current directory; descend while it is a non-empty directory. */
+ * entry of the current directory; descend while it is a non-empty directory.
+ * "First" is found from a running cookie, not from the start of the listing: removed entries
+ * stay as tombstones until the directory compacts (up to half of it), so restarting at 0
+ * after each removal rescanned them and made rolling back a big wide or tree line quadratic
+ * (80k entries took 20 s; found by tests/fuzz). Only after climbing back up does the listing
+ * restart at 0, which costs at most the entries that directory had. */
 static int spec_remove_tree(struct cfs_tree *t, uint32_t dir, const char *name, size_t len)
 {
 	uint32_t top, cur, child;
 	char buf[RS_NAME_MAX + 1];
 	const char *n;
 	size_t nl;
-	uint64_t cookie;
+	uint64_t cookie = 0, at;
 	int err = cfs_tree_lookup(t, dir, name, len, &top);
 
 	if (err)
@@ -826,17 +841,19 @@ static int spec_remove_tree(struct cfs_tree *t, uint32_t dir, const char *name, 
 	if (cfs_tree_kind(t, top) != RS_DIR)
 		return cfs_tree_unlink(t, dir, name, len);
 	for (cur = top;;) {
-		cookie = 0;
-		if (cfs_tree_dir_next(t, cur, &cookie, &n, &nl, &child) == 0) {
+		at = cookie;
+		if (cfs_tree_dir_next(t, cur, &at, &n, &nl, &child) == 0) {
 			bool is_dir = cfs_tree_kind(t, child) == RS_DIR;
 
 			if (is_dir && cfs_tree_dir_count(t, child) > 0) {
 				cur = child;
+				cookie = 0;
 				continue;
 			}
 			memcpy(buf, n, nl); /* the name lives in the tree: copy it before removal */
 			err = is_dir ? cfs_tree_rmdir(t, cur, buf, nl)
 				     : cfs_tree_unlink(t, cur, buf, nl);
+			cookie = at; /* a removed entry's cookie still resumes after it */
 		} else if (cur == top) {
 			return cfs_tree_rmdir(t, dir, name, len);
 		} else {
