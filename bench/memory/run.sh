@@ -1,0 +1,159 @@
+#!/bin/sh
+# bench/memory: the daemon's memory and start-up time for generated trees of about 1e4, 1e5,
+# 1e6 and 1e7 nodes (the default tree's shape: 50% files, 10% links, the rest directories).
+# Writes bench/results/memory.csv, memory.md and memory.png.
+#
+# Per size:
+#   - the tree's own accounting (cfs_tree_stats: arrays, arenas, hashes), from bench_treemem,
+#     which loads the same spec in-process (chainfs has no stats command yet);
+#   - chainfs started on the spec: time from exec to a mount whose root answers (stat), then
+#     VmRSS and VmHWM from /proc/PID/status, idle and (sizes <= 1e5) after a find over the
+#     whole tree in kernel mode;
+#   - bytes per node: (VmRSS - VmRSS of the same daemon serving an empty tree) / nodes.
+#
+# BUILD: build directory. BENCH_QUICK=1: sizes 1e4 and 1e5 only, one round, results in
+# bench/results/tmp/quick. MEMORY_RUNS: start-ups per size (default 3; one for 1e7).
+# MEMORY_MAX=1e6 skips 1e7 (which needs ~1.5 GB and ~30 s to load).
+set -eu
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+. bench/walk/lib.sh
+
+if [ "${BENCH_QUICK:-}" = 1 ]; then
+	RUNS=${MEMORY_RUNS:-1} SIZES="1e4 1e5"
+	OUT=bench/results/tmp/quick
+	TMP=bench/results/tmp/quick/memory
+else
+	RUNS=${MEMORY_RUNS:-3} SIZES="1e4 1e5 1e6 1e7"
+	[ "${MEMORY_MAX:-}" = 1e6 ] && SIZES="1e4 1e5 1e6"
+	OUT=bench/results
+	TMP=bench/results/tmp/memory
+fi
+mkdir -p "$OUT" "$TMP"
+for b in chainfs bench_treemem; do
+	[ -x "$BUILD/$b" ] || make --no-print-directory BUILD="$BUILD" "$BUILD/$b"
+done
+
+# nodes = 1 + F * (1 + d + ... + d^(D-1)), d = directories per directory
+spec_line() {
+	case $1 in
+	0) echo "dir /t" ;;
+	1e4) echo "tree /t depth=4 fanout=20 files=50% links=10% seed=1" ;; # 11,702 with the root
+	1e5) echo "tree /t depth=5 fanout=20 files=50% links=10% seed=1" ;; # 93,622: /tree's shape
+	1e6) echo "tree /t depth=5 fanout=32 files=50% links=10% seed=1" ;; # 990,114
+	1e7) echo "tree /t depth=6 fanout=37 files=57% links=10% seed=1" ;; # 10,043,763
+	esac
+}
+
+# A 1e7 tree needs ~1 GB and tens of seconds to load.
+avail_kb=$(awk '/MemAvailable/ { print $2 }' /proc/meminfo)
+MOUNT_TIMEOUT=300
+bench_init memory
+W=$BENCH_WORK
+
+status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+
+RAW=$TMP/memory_runs.csv
+echo "size,round,nodes,tree_bytes,load_ns,inproc_rss_kb,start_ns,rss_kb,hwm_kb,rss_walked_kb,hwm_walked_kb,threads" >"$RAW"
+t0=$(date +%s)
+for size in 0 $SIZES; do
+	if [ "$size" = 1e7 ] && [ "$avail_kb" -lt 6000000 ]; then
+		bench_log "memory: 1e7 skipped: only $avail_kb kB available"
+		continue
+	fi
+	spec_line "$size" >"$W/$size.spec"
+	# the tree's own accounting, in-process
+	set -- $("$BUILD/bench_treemem" "$W/$size.spec")
+	nodes=$1 tbytes=$5 load=$7 inrss=$(($9 - $8))
+	n=$RUNS
+	[ "$size" = 1e7 ] && n=1
+	r=0
+	while [ $r -lt "$n" ]; do
+		drop_caches
+		cfs_mount "$W/mnt" "$W/daemon.log" -o follow=kernel "$W/$size.spec"
+		rss=$(status_kb "$DPID" VmRSS) hwm=$(status_kb "$DPID" VmHWM) thr=$(status_kb "$DPID" Threads)
+		wr= wh=
+		case $size in 0 | 1e4 | 1e5)
+			timeout 300 find "$W/mnt" >/dev/null || bench_log "memory: find over $size failed"
+			wr=$(status_kb "$DPID" VmRSS) wh=$(status_kb "$DPID" VmHWM)
+			;;
+		esac
+		bench_umount "$W/mnt" "$DPID"
+		echo "$size,$r,$nodes,$tbytes,$load,$inrss,$MOUNT_NS,$rss,$hwm,$wr,$wh,$thr" >>"$RAW"
+		r=$((r + 1))
+	done
+	bench_log "memory: $size ($nodes nodes) done ($(($(date +%s) - t0))s)"
+done
+
+CSV=$OUT/memory.csv
+{
+	echo "size,nodes,tree_bytes,tree_bytes_per_node,load_ms,start_ms,start_min_ms,rss_kb,hwm_kb,rss_bytes_per_node,hwm_bytes_per_node,rss_walked_kb,runs"
+	base=$(awk -F, '$1 == "0" { print $8 }' "$RAW" | median)
+	basehwm=$(awk -F, '$1 == "0" { print $9 }' "$RAW" | median)
+	for size in $SIZES; do
+		sel=$(awk -F, -v s="$size" '$1 == s' "$RAW")
+		[ -n "$sel" ] || continue
+		nodes=$(echo "$sel" | head -1 | cut -d, -f3)
+		tb=$(echo "$sel" | head -1 | cut -d, -f4)
+		load=$(echo "$sel" | head -1 | cut -d, -f5)
+		st=$(echo "$sel" | cut -d, -f7 | median)
+		stmin=$(echo "$sel" | cut -d, -f7 | sort -n | head -1)
+		rss=$(echo "$sel" | cut -d, -f8 | median)
+		hwm=$(echo "$sel" | cut -d, -f9 | median)
+		wr=$(echo "$sel" | cut -d, -f10 | grep . | median || true)
+		echo "$size $nodes $tb $load $st $stmin $rss $hwm $base $basehwm ${wr:-NaN} $(echo "$sel" | wc -l)" |
+			awk '{ printf "%s,%d,%d,%.1f,%.0f,%.0f,%.0f,%d,%d,%.1f,%.1f,%s,%d\n", $1, $2, $3, $3 / $2, $4 / 1e6,
+				$5 / 1e6, $6 / 1e6, $7, $8, ($7 - $9) * 1024 / $2, ($8 - $10) * 1024 / $2, $11, $12 }'
+	done
+} >"$CSV"
+
+MD=$OUT/memory.md
+{
+	echo "# bench/memory: daemon memory and start-up time per tree size"
+	echo
+	echo "$(machine_line). Load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
+	echo "Trees: \`tree /t depth=D fanout=F files=50% links=10% seed=1\` (1e7: files=57% to land"
+	echo "near 10^7), 40% directories as in the default /tree. chainfs -o follow=kernel,"
+	echo "median of $RUNS start-ups per size (1 for 1e7), caches dropped before each."
+	echo "start = exec of chainfs to a mount whose root answers stat (spec parse + build + mount)."
+	echo "RSS = VmRSS of the idle daemon after mounting; HWM = VmHWM (peak)."
+	echo "bytes/node = (RSS − RSS of the same daemon serving an empty tree, $(awk -F, '$1 == "0" { print $8 }' "$RAW" | median) kB) / nodes."
+	echo "tree bytes = the tree's own accounting (cfs_tree_stats().bytes, loaded in-process by"
+	echo "bench_treemem: chainfs has no stats command yet); load = that in-process spec load."
+	echo "\"RSS after find\": after a find over the whole mount (kernel mode; sizes up to 1e5 only)."
+	echo
+	echo "| size | nodes | tree bytes/node | RSS kB | RSS bytes/node | HWM kB | HWM bytes/node | RSS after find kB | in-process load ms | start ms (median) | start ms (min) |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	awk -F, 'NR > 1 { printf "| %s | %d | %.1f | %d | %.1f | %d | %.1f | %s | %.0f | %.0f | %.0f |\n", $1, $2, $4, $8, $10, $9, $11, $12, $5, $6, $7 }' "$CSV"
+	echo
+	echo "![memory.png](memory.png)"
+} >"$MD"
+
+if command -v gnuplot >/dev/null; then
+	awk -F, 'NR > 1 { print $2, $4, $10, $11, $6 }' "$CSV" >"$W/mem.dat"
+	gnuplot <<-EOF
+		set terminal pngcairo size 1200,500 font ",10"
+		set output "$OUT/memory.png"
+		set multiplot layout 1,2 title "chainfs memory and start-up per tree size"
+		set logscale x
+		set grid
+		set xlabel "nodes"
+		set key top left
+		set title "bytes per node"
+		set ylabel "bytes"
+		set yrange [0:*]
+		plot "$W/mem.dat" using 1:2 with linespoints lw 2 title "tree accounting", \
+		     "$W/mem.dat" using 1:3 with linespoints lw 2 title "daemon RSS (minus empty)", \
+		     "$W/mem.dat" using 1:4 with linespoints title "daemon HWM (minus empty)", \
+		     120 with lines dt 2 title "target 120"
+		set title "start to answering mount"
+		set ylabel "ms"
+		set logscale y
+		set yrange [*:*]
+		plot "$W/mem.dat" using 1:5 with linespoints lw 2 title "chainfs start (median)", \
+		     2000 with lines dt 2 title "target 2 s (1e6)"
+		unset multiplot
+	EOF
+fi
+cat "$MD"
+bench_log "memory: wrote $CSV $MD $OUT/memory.png"
