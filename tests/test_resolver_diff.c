@@ -67,6 +67,7 @@ struct query {
 /* Outcome counts, to show the random paths reached every kind of answer. */
 struct tally {
 	long paths, ok, enoent, enotdir, eloop, enametoolong, exdev, eacces, other, eagain;
+	long artifacts; /* kernel_recount_artifact() cases */
 	uint32_t most_links;
 };
 
@@ -130,9 +131,9 @@ static void print_tally(const char *what, const struct tally *t, double secs)
 	fprintf(stderr,
 		"%s: %ld paths in %.2fs (ok %ld, ENOENT %ld, ENOTDIR %ld, ELOOP %ld, "
 		"ENAMETOOLONG %ld, EXDEV %ld, EACCES %ld, other %ld; kernel EAGAIN retries %ld; "
-		"longest walk %" PRIu32 " links)\n",
+		"kernel ELOOP after its RCU retry recount %ld; longest walk %" PRIu32 " links)\n",
 		what, t->paths, secs, t->ok, t->enoent, t->enotdir, t->eloop, t->enametoolong,
-		t->exdev, t->eacces, t->other, t->eagain, t->most_links);
+		t->exdev, t->eacces, t->other, t->eagain, t->artifacts, t->most_links);
 }
 
 /* Count the features of PATH: ".", "..", "//", trailing '/', absolute, long names/paths. */
@@ -205,6 +206,28 @@ static void describe(char *buf, size_t size, const struct rtree *t, struct answe
 		snprintf(buf, size, "node %ld", a.node);
 }
 
+static void print_step(void *data, const struct rs_step *s)
+{
+	static const char *const kinds[] = {"component", "link", "root", "dot", "dotdot"};
+
+	fprintf(stderr, "    %-9s depth %u  %.*s%s%.*s\n", kinds[s->kind], s->depth,
+		(int)(s->name ? s->name_len : 0), s->name ? s->name : "", s->target ? " -> " : "",
+		(int)(s->target ? s->target_len : 0), s->target ? s->target : "");
+}
+
+/* The resolver's walk of Q, step by step, to see where it parted from the oracle. */
+static void print_walk(const struct rtree *t, const struct query *q, const struct rs_limits *lim)
+{
+	struct rs_ctx ctx = mt_ctx(rtree_mt(t));
+	struct rs_result res;
+
+	ctx.root = rtree_handle(t, q->root);
+	ctx.limits = *lim;
+	ctx.trace = print_step;
+	fprintf(stderr, "  the resolver's walk:\n");
+	rs_resolve(&ctx, rtree_handle(t, q->start), q->path, q->flags, &res);
+}
+
 /* Fail the test with everything needed to replay the case. */
 static void report_mismatch(const char *oracle, unsigned tree, const struct rtree *t,
 			    const struct query *q, struct answer ours, struct answer theirs,
@@ -221,6 +244,7 @@ static void report_mismatch(const char *oracle, unsigned tree, const struct rtre
 		"  path  [%s] (%zu bytes)\n  flags %s\n  resolver: %s\n  %s: %s\n",
 		oracle, diff_seed, tree, lim->max_nest, lim->max_total, root, start, q->path,
 		strlen(q->path), flag_names(q->flags, fl, sizeof(fl)), a, oracle, b);
+	print_walk(t, q, lim);
 	ck_abort_msg("resolver and %s disagree on [%.200s] (%s): %s vs %s; seed %" PRIu64, oracle,
 		     q->path, fl, a, b, diff_seed);
 }
@@ -439,6 +463,18 @@ static void make_cases(struct ktree *k, const struct kmode *m, struct kcase *cas
 	}
 }
 
+/*
+ * A known kernel artifact, not a disagreement: under RESOLVE_BENEATH a ".." at the scoped
+ * root makes the RCU walk give up (-ECHILD) and the kernel walks again in ref mode without
+ * resetting its count of links followed, so a walk that followed N links before that ".."
+ * fails with ELOOP once 2N passes 40 instead of EXDEV. Seen on Linux 6.18.
+ */
+static bool kernel_recount_artifact(const struct kcase *c, const struct rs_limits *lim)
+{
+	return (c->q.flags & RS_BENEATH) && c->ours.err == EXDEV && c->theirs.err == ELOOP &&
+	       2 * c->links > lim->max_total;
+}
+
 /* Resolve NPATHS random paths on each of NTREES trees both ways: same node or same errno. */
 static void kernel_differential(unsigned suite, unsigned ntrees, long npaths, const struct kmode *m)
 {
@@ -462,7 +498,9 @@ static void kernel_differential(unsigned suite, unsigned ntrees, long npaths, co
 			struct kcase *c = &cases[i];
 			if (!oracle)
 				c->theirs = c->ours;
-			if (c->ours.err != c->theirs.err || c->ours.node != c->theirs.node)
+			if (kernel_recount_artifact(c, &lim))
+				tl.artifacts++;
+			else if (c->ours.err != c->theirs.err || c->ours.node != c->theirs.node)
 				report_mismatch("kernel", tree, k.t, &c->q, c->ours, c->theirs,
 						&lim);
 			count(&tl, c->ours.err, c->links);
