@@ -31,7 +31,6 @@ enum {
 	SPEC_MAX_WORDS = 32,	   /* words on a line: the longest form (tree) has 7 */
 	SPEC_TREE_MAX_DEPTH = 256, /* tree depth: deeper paths are the deep generator's job */
 	SPEC_POOL = 64,		   /* tree link targets are drawn from a sample this big */
-	SPEC_DIRLINK_POOL = 16,	   /* ... and paths through links to directories from this one */
 	SPEC_GEN_FILE_MAX = 1024,  /* tree files get 0..1023 bytes of the default pattern */
 	SPEC_DUMP_CHUNK = 4096,	   /* literal bytes per dump line: 4x escaped, far below a line */
 	SPEC_IO_CHUNK = 65536,	   /* bytes per read/write when scanning or materializing */
@@ -1446,18 +1445,27 @@ static uint64_t spec_below(uint64_t *s, uint64_t n)
 	return spec_rand(s) % n;
 }
 
-/* A node of the generated tree, by its path below the tree's top ("" is the top). */
+/* A file or a link that resolves to no directory, by its path below the tree's top. */
 struct spec_sample {
 	char *path;
 	size_t len;
-	bool dir; /* a directory, or a link whose target is one */
 };
 
 /* A reservoir sample of the nodes made so far (Algorithm R): uniform, bounded memory. */
 struct spec_pool {
 	struct spec_sample s[SPEC_POOL];
-	size_t n, cap;
+	size_t n;
 	uint64_t seen;
+};
+
+/* A directory being filled; frames[0] is the top, frames[k] its level-k descendant. */
+struct spec_tree_frame {
+	uint32_t dir;
+	uint32_t next;	       /* index of the next entry to make */
+	uint32_t files, links; /* still to make among the remaining entries */
+	uint32_t dirlink;      /* 1 + index of the newest link here to a directory, or 0 */
+	uint32_t dirlink_to;   /* the level of that link's target */
+	size_t plen;	       /* length of this directory's path */
 };
 
 struct spec_tree_gen {
@@ -1466,23 +1474,17 @@ struct spec_tree_gen {
 	uint64_t fanout;
 	const char *top; /* the tree's absolute path, for absolute targets */
 	size_t top_len;
-	struct spec_pool nodes, dirlinks;
+	struct spec_pool nodes;
+	struct spec_tree_frame frames[SPEC_TREE_MAX_DEPTH + 1];
 	char path[SPEC_TREE_MAX_DEPTH * 12 + 16]; /* the entry being made, below the top */
 };
 
-struct spec_tree_frame {
-	uint32_t dir;
-	uint32_t next;	       /* index of the next entry to make */
-	uint32_t files, links; /* still to make among the remaining entries */
-	size_t plen;	       /* length of this directory's path */
-};
-
-static int spec_pool_add(struct spec_tree_gen *g, struct spec_pool *p, const char *path, size_t len,
-			 bool dir)
+static int spec_pool_add(struct spec_tree_gen *g, const char *path, size_t len)
 {
-	uint64_t slot = p->seen++ < p->cap ? p->n : spec_below(&g->rng, p->seen);
+	struct spec_pool *p = &g->nodes;
+	uint64_t slot = p->seen++ < SPEC_POOL ? p->n : spec_below(&g->rng, p->seen);
 
-	if (slot >= p->cap)
+	if (slot >= SPEC_POOL)
 		return 0;
 	char *copy = malloc(len + 1);
 	if (!copy)
@@ -1493,7 +1495,7 @@ static int spec_pool_add(struct spec_tree_gen *g, struct spec_pool *p, const cha
 		p->n++;
 	else
 		free(p->s[slot].path);
-	p->s[slot] = (struct spec_sample){copy, len, dir};
+	p->s[slot] = (struct spec_sample){copy, len};
 	return 0;
 }
 
@@ -1540,47 +1542,65 @@ static size_t spec_relpath(const char *from, size_t flen, const char *to, size_t
 	return o;
 }
 
-/* Pick a target for a link in directory DIR (DLEN bytes of g->path): a relative or an
- * absolute path to a sampled node, a dangling one, or a path through a link to a
- * directory. *dir says whether it names a directory. */
-static size_t spec_tree_target(struct spec_tree_gen *g, size_t dlen, char *out, bool *dir)
+/* TO (LEN bytes below the top) as an absolute path; 0 if it does not fit. */
+static size_t spec_abspath(const struct spec_tree_gen *g, const char *to, size_t len, char *out)
 {
-	uint64_t roll = spec_below(&g->rng, 100);
-	struct spec_sample *s = &g->nodes.s[spec_below(&g->rng, g->nodes.n)];
-	size_t n;
+	int n = g_snprintf(out, RS_PATH_MAX, "%.*s%s%.*s", (int)g->top_len, g->top,
+			   len ? "/" : "", (int)len, to);
+	return n > 0 && n < RS_PATH_MAX ? (size_t)n : 0;
+}
 
-	*dir = s->dir;
-	if (roll < 40)
-		return spec_relpath(g->path, dlen, s->path, s->len, out, RS_PATH_MAX - 1);
-	if (roll < 65) {
-		n = (size_t)g_snprintf(out, RS_PATH_MAX, "%.*s%s%s", (int)g->top_len, g->top,
-				       s->len ? "/" : "", s->path);
-		return n < RS_PATH_MAX ? n : 0;
+/* Pick a target for a link in the directory of level LEVEL: a file or a link to one, by a
+ * relative or an absolute path; a dangling name; or a directory, which is always an
+ * ancestor-or-self of the link (directly, or through an earlier such link as lN/. or lN/..).
+ * Walkers that follow links then stop at every directory link, as at any loop, so following
+ * adds nothing to the tree's size: find -L over it ends, and so does find in server mode.
+ * *to_level is the target's level when it is a directory, else -1. */
+static size_t spec_tree_target(struct spec_tree_gen *g, unsigned level, char *out, int *to_level)
+{
+	const struct spec_tree_frame *f = g->frames;
+	uint64_t roll = spec_below(&g->rng, 100);
+	unsigned k = (unsigned)spec_below(&g->rng, level + 1), j = level;
+	size_t dlen = f[level].plen, n;
+
+	*to_level = -1;
+	if (roll < 50 && g->nodes.n > 0) {
+		const struct spec_sample *s = &g->nodes.s[spec_below(&g->rng, g->nodes.n)];
+		return roll < 30 ? spec_relpath(g->path, dlen, s->path, s->len, out, RS_PATH_MAX - 1)
+				 : spec_abspath(g, s->path, s->len, out);
 	}
-	if (roll < 80 || g->dirlinks.n == 0) {
-		*dir = false;
-		n = spec_relpath(g->path, dlen, s->path, s->len, out, RS_PATH_MAX - 10);
-		if (n) {
-			memcpy(out + n, "/nowhere", 8);
-			n += 8;
-		}
+	if (roll < 62) { /* below an ancestor (ENOENT) or below a file (ENOTDIR) */
+		const struct spec_sample *s = g->nodes.n ? &g->nodes.s[k % g->nodes.n] : NULL;
+		n = roll & 1 && s ? spec_relpath(g->path, dlen, s->path, s->len, out, RS_PATH_MAX - 10)
+				  : spec_relpath(g->path, dlen, g->path, f[k].plen, out, RS_PATH_MAX - 10);
+		if (n)
+			n += (size_t)sprintf(out + n, "/nowhere");
 		return n;
 	}
-	/* through a link as a directory component: LINK/. or LINK/.. */
-	s = &g->dirlinks.s[spec_below(&g->rng, g->dirlinks.n)];
-	*dir = true;
-	n = spec_relpath(g->path, dlen, s->path, s->len, out, RS_PATH_MAX - 4);
-	if (n)
-		n += (size_t)sprintf(out + n, roll & 1 ? "/." : "/..");
+	while (roll >= 85 && j > 0 && !f[j].dirlink)
+		j = (unsigned)spec_below(&g->rng, j);
+	if (roll < 85 || !f[j].dirlink) {
+		*to_level = (int)k;
+		return roll & 1 ? spec_abspath(g, g->path, f[k].plen, out)
+				: spec_relpath(g->path, dlen, g->path, f[k].plen, out, RS_PATH_MAX - 1);
+	}
+	/* through the link as a directory component */
+	bool up = (roll & 1) && f[j].dirlink_to > 0;
+	n = spec_relpath(g->path, dlen, g->path, f[j].plen, out, RS_PATH_MAX - 20);
+	if (!n)
+		return 0;
+	n += (size_t)sprintf(out + n, "/l%" PRIu32 "%s", f[j].dirlink - 1, up ? "/.." : "/.");
+	*to_level = (int)f[j].dirlink_to - up;
 	return n;
 }
 
-/* Make entry F->next of F's directory: its kind drawn so each directory gets exactly its
- * quota of files and links in a random order. */
-static int spec_tree_entry(struct spec_tree_gen *g, struct spec_tree_frame *f, unsigned level,
-			   unsigned depth, struct spec_tree_frame *child)
+/* Make entry F->next of the directory at LEVEL: its kind drawn so each directory gets exactly
+ * its quota of files and links in a random order. A new directory to fill goes in *child. */
+static int spec_tree_entry(struct spec_tree_gen *g, unsigned level, unsigned depth,
+			   struct spec_tree_frame *child)
 {
 	struct spec_ctx *c = g->c;
+	struct spec_tree_frame *f = &g->frames[level];
 	uint32_t i = f->next++, left = (uint32_t)g->fanout - i, id;
 	uint64_t r = spec_below(&g->rng, left);
 	char kind = r < f->files ? 'f' : r < (uint64_t)f->files + f->links ? 'l' : 'd';
@@ -1602,31 +1622,29 @@ static int spec_tree_entry(struct spec_tree_gen *g, struct spec_tree_frame *f, u
 						   sizeof(spec_default_pattern) - 1, size);
 		if (err == -ENOMEM)
 			return spec_fail_errno(c, err, "out of memory");
-		return err ? err : spec_pool_add(g, &g->nodes, g->path, plen, false);
+		return err ? err : spec_pool_add(g, g->path, plen);
 	}
 	if (kind == 'l') {
 		char target[RS_PATH_MAX];
-		bool dir;
-		size_t tlen = spec_tree_target(g, f->plen, target, &dir);
+		int to_level;
+		size_t tlen = spec_tree_target(g, level, target, &to_level);
 
 		f->links--;
 		if (tlen == 0) { /* too long for a target: let it dangle instead */
 			tlen = (size_t)sprintf(target, "nowhere");
-			dir = false;
+			to_level = -1;
 		}
 		err = spec_gen_link(c, f->dir, true, name, nlen, target, tlen);
-		if (!err)
-			err = spec_pool_add(g, &g->nodes, g->path, plen, dir);
-		if (!err && dir)
-			err = spec_pool_add(g, &g->dirlinks, g->path, plen, true);
-		return err;
+		if (err || to_level < 0)
+			return err ? err : spec_pool_add(g, g->path, plen);
+		f->dirlink = i + 1;
+		f->dirlink_to = (uint32_t)to_level;
+		return 0;
 	}
 	struct spec_node n = spec_dir_node(c);
 	err = spec_make(c, f->dir, true, name, nlen, &n, &id);
-	if (!err)
-		err = spec_pool_add(g, &g->nodes, g->path, plen, true);
 	if (!err && level + 1 < depth)
-		*child = (struct spec_tree_frame){id, 0, 0, 0, plen};
+		*child = (struct spec_tree_frame){.dir = id, .plen = plen};
 	return err;
 }
 
@@ -1650,7 +1668,6 @@ static uint64_t spec_tree_count(uint64_t depth, uint64_t fanout, uint64_t dirs)
 
 static int spec_run_tree(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
 {
-	struct spec_tree_frame frames[SPEC_TREE_MAX_DEPTH + 1];
 	struct spec_tree_gen *g;
 	uint64_t files = a->set & SPEC_A_FILES ? a->files : 40;
 	uint64_t links = a->set & SPEC_A_LINKS ? a->links : 10;
@@ -1688,33 +1705,29 @@ static int spec_run_tree(struct spec_ctx *c, const struct spec_line *l, const st
 	    .fanout = a->fanout,
 	    .top = l->pos[1].s,
 	    .top_len = l->pos[1].len,
-	    .nodes.cap = SPEC_POOL,
-	    .dirlinks.cap = SPEC_DIRLINK_POOL,
 	};
 	while (g->top_len > 1 && g->top[g->top_len - 1] == '/')
 		g->top_len--;
-	err = spec_pool_add(g, &g->nodes, "", 0, true);
-	frames[0] = (struct spec_tree_frame){top, 0, (uint32_t)nf, (uint32_t)nl, 0};
+	g->frames[0] = (struct spec_tree_frame){.dir = top, .files = (uint32_t)nf, .links = (uint32_t)nl};
 	/* depth-first with an explicit stack: entries of a directory are made in order, each
 	 * new directory filled before its next sibling */
 	while (!err && n > 0) {
-		struct spec_tree_frame *f = &frames[n - 1], child;
+		struct spec_tree_frame child;
 
-		if (f->next == a->fanout) {
+		if (g->frames[n - 1].next == a->fanout) {
 			n--;
 			continue;
 		}
-		err = spec_tree_entry(g, f, n - 1, (unsigned)a->depth, &child);
+		err = spec_tree_entry(g, n - 1, (unsigned)a->depth, &child);
 		if (!err && child.dir) {
 			child.files = (uint32_t)nf;
 			child.links = (uint32_t)nl;
-			frames[n++] = child;
+			g->frames[n++] = child;
 		}
 	}
 	if (err == -ENOMEM && !c->err)
 		spec_fail_errno(c, err, "out of memory");
 	spec_pool_free(&g->nodes);
-	spec_pool_free(&g->dirlinks);
 	free(g);
 	return err;
 }

@@ -35,19 +35,10 @@ expect ELOOP stat "$S/chains/1000"
 expect ok stat "$S/chains/41"
 unmount_cfs "$S"
 
-# find over a generated tree in server mode sees what find -L sees over the materialized
-# copy: the same paths, and the same classes of paths sharing an inode. (The default /tree
-# has links into large subtrees: followed, it expands to millions of paths; this one is of
-# the same kind, small enough to walk twice.)
-cat >"$T/tree.spec" <<EOF
-tree /tree depth=4 fanout=7 files=40% links=15% seed=3
-link /tree/up ..
-link /tree/abs /tree
-EOF
-REF=$T/ref
-mount_tmpfs "$REF" || fail "tmpfs"
-"$CHAINFS" --materialize "$T/tree.spec" "$REF" && materialize_inroot "$REF" || fail "materialize"
-mount_cfs "$S" -o "follow=server,$BIG" "$T/tree.spec" || fail "mount server for find"
+# find in server mode sees what find -L sees over the materialized copy: the same paths, and
+# the same classes of paths sharing an inode. First over the default /tree itself (its links
+# to directories all lead to an ancestor, so following them ends), then over a tree whose
+# links lead across into other subtrees, so the walk goes through links.
 # A dangling link is a name that cannot be reached in server mode (ENOENT, checked below);
 # find -L lists it as the link it is, so those are left out of its listing.
 classes() {
@@ -57,15 +48,43 @@ classes() {
 	LC_ALL=C sort -n "$3.paths" | awk '$1 != last { if (NR > 1) print line; line = ""; last = $1 }
 		{ line = line " " $2 } END { print line }' | LC_ALL=C sort >"$3.classes"
 }
-classes "$S" "" "$T/srv"
-classes "$REF" "-L" "$T/ref"
-same_output "server find == find -L paths" "$T/srv.names" "$T/ref.names"
-same_output "server find == find -L inode classes" "$T/srv.classes" "$T/ref.classes"
-for l in $(cd "$REF" && find -L tree -type l | head -50); do
-	expect "$("$PROBE" stat "$REF/$l")" stat "$S/$l"
-done
-check "the walk went through links" test "$(wc -l <"$T/srv.names")" -gt "$(cd "$REF" && find tree | wc -l)"
-unmount_cfs "$S"
+# compare_find NAME [SPEC]: mount SPEC (the default tree without one) in server mode and its
+# materialized copy on tmpfs, and compare the walks over /tree.
+compare_find() {
+	name=$1
+	shift
+	REF=$T/ref
+	mount_tmpfs "$REF" || fail "tmpfs"
+	"$CHAINFS" --materialize "$@" "$REF" && materialize_inroot "$REF" || fail "materialize"
+	mount_cfs "$S" -o "follow=server,$BIG" "$@" || fail "mount server for find"
+	classes "$S" "" "$T/srv"
+	classes "$REF" "-L" "$T/ref"
+	check "$name: the walk saw the tree" test "$(wc -l <"$T/srv.names")" -gt 100
+	same_output "$name: server find == find -L paths" "$T/srv.names" "$T/ref.names"
+	same_output "$name: server find == find -L inode classes" "$T/srv.classes" "$T/ref.classes"
+	for l in $(cd "$REF" && find -L tree -type l 2>/dev/null | head -50); do
+		expect "$("$PROBE" stat "$REF/$l")" stat "$S/$l"
+	done
+	ref_names=$(cd "$REF" && find tree | wc -l) # links not followed
+	unmount_cfs "$S"
+	umount "$REF" && rmdir "$REF"
+}
+compare_find "default /tree"
+check "default /tree: following adds no paths" test "$(wc -l <"$T/srv.names")" -le "$ref_names"
+cat >"$T/tree.spec" <<EOF
+dir /tree
+tree /tree/g depth=3 fanout=7 files=40% links=15% seed=3
+dir /tree/x
+dir /tree/x/y
+file /tree/x/y/f "f\n"
+link /tree/x/g ../g
+link /tree/side x
+link /tree/x/y/across /tree/side
+link /tree/up ..
+link /tree/abs /tree
+EOF
+compare_find "links across" "$T/tree.spec"
+check "links across: the walk went through links" test "$(wc -l <"$T/srv.names")" -gt "$ref_names"
 
 # --- collapse mode -------------------------------------------------------------------------
 C=$T/collapse

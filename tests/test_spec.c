@@ -608,7 +608,8 @@ START_TEST(test_tree_same_seed_same_tree)
 }
 END_TEST
 
-/* The generated links mix every kind of target, and they resolve to all sorts of ends. */
+/* The generated links mix every kind of target and resolve to all sorts of ends, and those
+ * that reach a directory reach an ancestor of their own. */
 START_TEST(test_tree_links_mix_target_kinds)
 {
 	struct cfs_tree *t = load("tree /t depth=4 fanout=8 files=25% links=40% seed=7\n");
@@ -653,8 +654,14 @@ START_TEST(test_tree_links_mix_target_kinds)
 		int rc = rs_resolve(&ctx, f[0], rel, RS_FOLLOW, &res);
 
 		g_free(rel);
-		if (rc == 0 && cfs_tree_kind(t, (uint32_t)res.node) == RS_DIR)
+		if (rc == 0 && cfs_tree_kind(t, (uint32_t)res.node) == RS_DIR) {
+			/* never sideways: following a link adds no paths to a walk */
+			uint32_t up = (uint32_t)f[0];
+			while (up != res.node && up != top[0])
+				up = cfs_tree_parent(t, up);
+			ck_assert_msg(up == res.node, "a link to a directory that is no ancestor");
 			to_dir++;
+		}
 		enoent += rc == -ENOENT;
 		enotdir += rc == -ENOTDIR;
 		reached += rc == 0;
