@@ -157,6 +157,9 @@ uint64_t mt_parent(const struct mt_tree *t, uint64_t node)
 static int mt_op_lookup(void *tree, uint64_t dir, const char *name, size_t len, uint64_t *out)
 {
 	struct mt_tree *t = tree;
+
+	if (!t->nslots) /* only the root: no hash yet, and nslots - 1 would wrap */
+		return -ENOENT;
 	size_t i = mt_hash(dir, name, len) & (t->nslots - 1);
 
 	for (; t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
