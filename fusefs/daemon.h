@@ -18,6 +18,7 @@
 struct cfs_paths;
 struct cfs_notifier;
 struct cfs_faults;
+struct cfs_linkset;
 
 #define CFS_VERSION "0.1.0"
 
@@ -71,6 +72,7 @@ struct cfs_daemon {
 	struct cfs_paths *paths;       /* server mode's nodeids for paths through links */
 	struct cfs_notifier *notifier; /* kernel cache invalidations */
 	struct cfs_faults *faults;     /* injected on purpose through the control socket */
+	struct cfs_linkset *answered;  /* kernel mode: links whose answer depends on the tree */
 	bool cache_symlinks;           /* the kernel keeps link bodies (negotiated at init) */
 	bool unmount_requested;        /* by the control socket */
 	uint64_t ops[CFS_OP_MAX];
@@ -79,10 +81,17 @@ struct cfs_daemon {
 
 extern const struct fuse_lowlevel_ops cfs_ops;
 
-/* Rewrite an absolute link target into the path relative to the link's directory, so the
- * kernel stays inside the mount. OUT holds RS_PATH_MAX bytes; returns the length or -errno. */
-ssize_t cfs_inroot_target(const struct cfs_tree *t, uint32_t link, const char *target,
-			  size_t len, char *out);
+/* Kernel mode: what readlink answers for LINK, into OUT (RS_PATH_MAX bytes): the target, or
+ * when it could climb above the mount's root (absolute, or a ".." too many), the equivalent
+ * path that stays inside. *dependent: the answer depends on where LINK is or on other links,
+ * so cfs_links_note() it when it goes to the kernel. Returns the length or -errno. */
+ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent);
+/* Remember a link whose answer the kernel got and may keep; cfs_links_changed() (on every
+ * namespace change) drops those answers from the kernel's caches and forgets them. */
+void cfs_links_note(const struct cfs_daemon *d, uint32_t link);
+void cfs_links_changed(struct cfs_daemon *d);
+struct cfs_linkset *cfs_linkset_new(void);
+void cfs_linkset_free(struct cfs_linkset *s);
 /* The path from directory FROM to node TO ("." when the same), into OUT (RS_PATH_MAX bytes).
  * Returns the length, or -ENAMETOOLONG. */
 ssize_t cfs_relative_path(const struct cfs_tree *t, uint32_t from, uint32_t to, char *out);

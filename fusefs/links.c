@@ -1,59 +1,177 @@
 /*
- * What readlink answers. In kernel mode an absolute target means "from the tree's root", so it
- * is rewritten as the path from the link's directory up to the root and down again; the
- * kernel then resolves it without leaving the mount.
+ * What readlink answers in kernel mode. The kernel walks the answer itself, and a ".." at
+ * the mount's root takes it out of the mount onto the host; an absolute target would start
+ * there. In-root, such a ".." stays at the root and "/" means the tree's root. So a target
+ * that cannot climb past the root is answered as stored, and any other is answered with
+ * everything up to its last climbing ".." replaced by the path from the link's directory up
+ * to the root: the kernel's walk of that answer is the in-root walk of the target.
  */
 #include "daemon.h"
+#include "notify.h"
 
 #include <errno.h>
+#include <glib.h>
 #include <string.h>
 
-static unsigned cfs_depth(const struct cfs_tree *t, uint32_t dir)
-{
-	unsigned n = 0;
+/* Links whose answer was handed out and depends on where they are or on other links. */
+struct cfs_linkset {
+	GHashTable *ids;
+};
 
-	for (; dir != CFS_ROOT; dir = cfs_tree_parent(t, dir))
-		n++;
+/* The next component of [*P, END), skipping slashes: its length (0 at the end). */
+static size_t cfs_component(const char **p, const char *end, const char **name)
+{
+	while (*p < end && **p == '/')
+		(*p)++;
+	*name = *p;
+	while (*p < end && **p != '/')
+		(*p)++;
+	return (size_t)(*p - *name);
+}
+
+static bool cfs_is_dotdot(const char *name, size_t n)
+{
+	return n == 2 && name[0] == '.' && name[1] == '.';
+}
+
+/* Where the last ".." of [P, END) that starts a component ends, or NULL without one. */
+static const char *cfs_last_dotdot(const char *p, const char *end)
+{
+	const char *name, *last = NULL;
+	size_t n;
+
+	while ((n = cfs_component(&p, end, &name)) > 0)
+		if (cfs_is_dotdot(name, n))
+			last = p;
+	return last;
+}
+
+/* Walk TARGET from directory DIR as the kernel will, up to LAST (the end of its last ".."):
+ * *tail is set past every ".." that climbs above the root (left alone when none does). Links
+ * on the way are followed in-root, with at least the kernel's limits, so where this walk
+ * stops the kernel's fails too and climbs no further. 0, or -ENOMEM. */
+static int cfs_climb(const struct cfs_daemon *d, uint32_t dir, const char *target, const char *last,
+		     const char **tail)
+{
+	struct rs_ctx ctx = {
+	    .ops = &cfs_tree_rs_ops,
+	    .tree = d->tree,
+	    .root = CFS_ROOT,
+	    .limits = {MAX(d->opts.limits.max_nest, rs_limits_linux.max_nest),
+		       MAX(d->opts.limits.max_total, rs_limits_linux.max_total)},
+	};
+	const char *p = target, *name;
+	uint32_t at = dir, next;
+	size_t n;
+
+	while (p < last && (n = cfs_component(&p, last, &name)) > 0) {
+		if (n == 1 && name[0] == '.')
+			continue;
+		if (cfs_is_dotdot(name, n)) {
+			if (at == CFS_ROOT)
+				*tail = p;
+			else
+				at = cfs_tree_parent(d->tree, at);
+			continue;
+		}
+		if (cfs_tree_kind(d->tree, at) != RS_DIR ||
+		    cfs_tree_lookup(d->tree, at, name, n, &next) != 0)
+			return 0; /* ENOTDIR, ENOENT: the kernel stops here too */
+		if (cfs_tree_kind(d->tree, next) == RS_LINK) {
+			char buf[RS_NAME_MAX + 1];
+			struct rs_result res;
+
+			memcpy(buf, name, n);
+			buf[n] = '\0';
+			int err = rs_resolve(&ctx, at, buf, RS_FOLLOW, &res);
+			if (err)
+				return err == -ENOMEM ? err : 0;
+			next = (uint32_t)res.node;
+		}
+		at = next;
+	}
+	return 0;
+}
+
+ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent)
+{
+	const char *target, *end, *tail;
+	size_t len;
+	uint32_t dir = cfs_tree_parent(d->tree, link);
+	int err = cfs_tree_readlink(d->tree, link, &target, &len);
+
+	if (err)
+		return err;
+	end = target + len;
+	const char *last = cfs_last_dotdot(target, end);
+	/* where the link is and what other links lead to decide the answer from now on */
+	*dependent = !d->opts.abslinks_raw && (target[0] == '/' || last);
+	tail = target[0] == '/' ? target : NULL;
+	if (*dependent && last) {
+		err = cfs_climb(d, tail ? CFS_ROOT : dir, target, last, &tail);
+		if (err)
+			return err;
+	}
+	if (!*dependent || !tail) {
+		memcpy(out, target, len);
+		out[len] = '\0';
+		return (ssize_t)len;
+	}
+	/* up to the root, then the rest without the "/", "." and ".." that stay there */
+	const char *name = tail;
+	size_t rest = 0;
+	while (tail < end && (rest = cfs_component(&tail, end, &name)) > 0 &&
+	       ((rest == 1 && name[0] == '.') || cfs_is_dotdot(name, rest)))
+		;
+	rest = rest ? (size_t)(end - name) : 0;
+	ssize_t n = dir == CFS_ROOT ? 0 : cfs_relative_path(d->tree, dir, CFS_ROOT, out);
+	if (n < 0)
+		return n;
+	if ((size_t)n + 1 + rest >= RS_PATH_MAX)
+		return -ENAMETOOLONG;
+	if (n > 0 && rest > 0)
+		out[n++] = '/';
+	memcpy(out + n, name, rest);
+	n += (ssize_t)rest;
+	if (n == 0)
+		out[n++] = '.';
+	out[n] = '\0';
 	return n;
 }
 
-/* Drop the ".." components that would climb above the root (they stay at the root
- * in-root), and the "." and empty ones, from the front of an absolute target. */
-static const char *cfs_skip_rootward(const char *p, const char *end)
+void cfs_links_note(const struct cfs_daemon *d, uint32_t link)
 {
-	for (;;) {
-		while (p < end && *p == '/')
-			p++;
-		size_t n = (size_t)(end - p);
-		if (n >= 2 && p[0] == '.' && p[1] == '.' && (n == 2 || p[2] == '/'))
-			p += 2;
-		else if (n >= 1 && p[0] == '.' && (n == 1 || p[1] == '/'))
-			p += 1;
-		else
-			return p;
-	}
+	if (d->answered)
+		g_hash_table_add(d->answered->ids, GUINT_TO_POINTER(link));
 }
 
-ssize_t cfs_inroot_target(const struct cfs_tree *t, uint32_t link, const char *target,
-			  size_t len, char *out)
+void cfs_links_changed(struct cfs_daemon *d)
 {
-	const char *rest = cfs_skip_rootward(target, target + len);
-	size_t rest_len = (size_t)(target + len - rest);
-	unsigned up = cfs_depth(t, cfs_tree_parent(t, link));
-	size_t n = 0;
+	GHashTableIter it;
+	gpointer id;
 
-	if ((size_t)up * 3 + rest_len + 2 > RS_PATH_MAX)
-		return -ENAMETOOLONG;
-	for (unsigned i = 0; i < up; i++) {
-		memcpy(out + n, "../", 3);
-		n += 3;
-	}
-	memcpy(out + n, rest, rest_len);
-	n += rest_len;
-	if (rest_len == 0) /* the root itself: "../.." or "." */
-		n = n ? n - 1 : (out[0] = '.', 1);
-	out[n] = '\0';
-	return (ssize_t)n;
+	if (!d->answered || g_hash_table_size(d->answered->ids) == 0)
+		return;
+	g_hash_table_iter_init(&it, d->answered->ids);
+	while (g_hash_table_iter_next(&it, &id, NULL))
+		cfs_notify_inode(d->notifier, GPOINTER_TO_UINT(id));
+	g_hash_table_remove_all(d->answered->ids);
+}
+
+struct cfs_linkset *cfs_linkset_new(void)
+{
+	struct cfs_linkset *s = g_new(struct cfs_linkset, 1); /* like GLib, aborts on OOM */
+
+	s->ids = g_hash_table_new(NULL, NULL);
+	return s;
+}
+
+void cfs_linkset_free(struct cfs_linkset *s)
+{
+	if (!s)
+		return;
+	g_hash_table_destroy(s->ids);
+	g_free(s);
 }
 
 /* ID's ancestors from the root down to ID itself, into CHAIN (at most MAX); the count, or

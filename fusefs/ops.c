@@ -99,16 +99,17 @@ int cfs_fault_errno(struct cfs_daemon *d, enum cfs_op op, fuse_ino_t ino, const 
 	return -err;
 }
 
+/* A link's size is the length of what readlink answers (kernel mode may rewrite it). */
 static size_t cfs_link_size(const struct cfs_daemon *d, uint32_t node, size_t stored)
 {
 	char buf[RS_PATH_MAX];
-	const char *target;
-	size_t len;
+	bool dependent;
 
-	if (d->opts.follow != CFS_FOLLOW_KERNEL || d->opts.abslinks_raw ||
-	    cfs_tree_readlink(d->tree, node, &target, &len) || target[0] != '/')
+	if (d->opts.follow != CFS_FOLLOW_KERNEL)
 		return stored;
-	ssize_t n = cfs_inroot_target(d->tree, node, target, len, buf);
+	ssize_t n = cfs_kernel_target(d, node, buf, &dependent);
+	if (dependent)
+		cfs_links_note(d, node);
 	return n < 0 ? stored : (size_t)n;
 }
 
@@ -348,21 +349,16 @@ static int cfs_collapse(fuse_req_t req, struct cfs_daemon *d, uint32_t link, cha
 
 static int cfs_link_answer(fuse_req_t req, struct cfs_daemon *d, uint32_t link, char *out)
 {
-	const char *target;
-	size_t len;
-	int err = cfs_tree_readlink(d->tree, link, &target, &len);
+	bool dependent;
 
-	if (err)
-		return err;
+	if (cfs_tree_kind(d->tree, link) != RS_LINK)
+		return -EINVAL;
 	if (d->opts.follow != CFS_FOLLOW_KERNEL)
 		return cfs_collapse(req, d, link, out);
-	if (target[0] == '/' && !d->opts.abslinks_raw) {
-		ssize_t n = cfs_inroot_target(d->tree, link, target, len, out);
-		return n < 0 ? (int)n : 0;
-	}
-	memcpy(out, target, len);
-	out[len] = '\0';
-	return 0;
+	ssize_t n = cfs_kernel_target(d, link, out, &dependent);
+	if (n >= 0 && dependent)
+		cfs_links_note(d, link);
+	return n < 0 ? (int)n : 0;
 }
 
 static void cfs_readlink(fuse_req_t req, fuse_ino_t ino)

@@ -38,10 +38,12 @@ static void cfs_inval_link_body(void *data, uint32_t id)
 void cfs_namespace_changed(struct cfs_daemon *d)
 {
 	/* Kernel mode: the kernel sees links as links and follows them itself, so the request
-	 * it sent is all it needs to know. Collapse: readlink's answer depends on every link of
-	 * the chain, so bodies the kernel keeps (when the mount began in kernel mode and
-	 * negotiated cached links) are dropped. Server mode: any path through a link may now
-	 * end elsewhere. */
+	 * it sent is all it needs to know, but for answers that depend on where a link is or
+	 * on other links (targets rewritten to stay in the mount): those are dropped. Collapse:
+	 * readlink's answer depends on every link of the chain, so bodies the kernel keeps
+	 * (when the mount began in kernel mode and negotiated cached links) are dropped.
+	 * Server mode: any path through a link may now end elsewhere. */
+	cfs_links_changed(d);
 	if (d->opts.follow == CFS_FOLLOW_COLLAPSE && d->cache_symlinks)
 		cfs_tree_each_referenced(d->tree, cfs_inval_link_body, d);
 	if (d->opts.follow != CFS_FOLLOW_SERVER || !d->paths)

@@ -331,6 +331,7 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 		return 2; /* libfuse said which option it refused */
 	d->paths = cfs_paths_new();
 	d->faults = cfs_faults_new();
+	d->answered = cfs_linkset_new();
 	if (fuse_session_mount(d->se, mnt) != 0)
 		goto out;
 	if (fuse_daemonize(foreground) != 0)
@@ -359,5 +360,7 @@ out:
 	d->paths = NULL;
 	cfs_faults_free(d->faults);
 	d->faults = NULL;
+	cfs_linkset_free(d->answered);
+	d->answered = NULL;
 	return rc;
 }

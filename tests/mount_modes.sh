@@ -102,22 +102,50 @@ expect ENOENT stat "$C/dangling/$(cd "$C/dangling" && ls | head -1)"
 unmount_cfs "$C"
 
 # --- nothing leaves the tree: excess ".." and absolute targets stay at its root -------------
+# (in kernel mode the kernel walks what readlink answers: a target that could climb out of the
+# mount is answered as the in-root equivalent, even when a link on the way leads to the root,
+# and the answer follows the link when its directory moves)
 cat >"$T/escape.spec" <<EOF
 file /etc/passwd "the tree's own passwd\n"
 dir /a/b/c
 link /a/b/c/up ../../../../../../../../etc/passwd
 link /a/abs /etc/passwd
 link /a/root /../../..
+link /a/absup /a/../../..
+link /a/b/c/r ../../../../..
+link /a/b/c/dl ../../..
+link /a/b/c/via dl/..
+link /a/b/c/viafile dl/../../etc/passwd
+link /a/b/c/inside ../../b/c/../../b
 EOF
 for mode in server collapse kernel; do
 	E=$T/esc-$mode
 	mount_cfs "$E" -o "follow=$mode" "$T/escape.spec" || { fail "mount escape $mode"; continue; }
-	if [ "$mode" != kernel ]; then # kernel mode: the kernel walks relative ".." itself
-		expect "ok 22" cat "$E/a/b/c/up"
-	fi
+	root=$("$PROBE" ino "$E")
+	expect "ok 22" cat "$E/a/b/c/up"
 	expect "ok 22" cat "$E/a/abs"
-	check "$mode: a link to /../../.. is the tree's root" \
-		test "$("$PROBE" ino "$E/a/root")" = "$("$PROBE" ino "$E")"
+	expect "ok 22" cat "$E/a/b/c/viafile"
+	for l in a/root a/absup a/b/c/r a/b/c/via; do
+		check "$mode: $l is the tree's root" test "$("$PROBE" ino "$E/$l")" = "$root"
+	done
+	check "$mode: a/b/c/inside is a/b" test "$("$PROBE" ino "$E/a/b/c/inside")" = \
+		"$("$PROBE" ino "$E/a/b")"
+	if [ "$mode" = kernel ]; then
+		expect "ok ../../../etc/passwd" readlink "$E/a/b/c/up"
+		expect "ok ../../.." readlink "$E/a/b/c/r"
+		expect "ok ../../b/c/../../b" readlink "$E/a/b/c/inside"
+		check "kernel: the size of up is its answer's" test "$(stat -c %s "$E/a/b/c/up")" = 19
+	fi
+	mv "$E/a/b" "$E/b2" # one level up: the same links now need one ".." less
+	expect "ok 22" cat "$E/b2/c/up"
+	for l in b2/c/r b2/c/via; do
+		check "$mode: $l after the move is the tree's root" test "$("$PROBE" ino "$E/$l")" = "$root"
+	done
+	if [ "$mode" != server ]; then # (server mode shows dl as the directory it leads to)
+		ln -sfn ../.. "$E/b2/c/dl" # the root by one ".." less: via must still stay inside
+		check "$mode: via after ln -sfn of dl is the root" \
+			test "$("$PROBE" ino "$E/b2/c/via")" = "$root"
+	fi
 	unmount_cfs "$E"
 done
 
