@@ -49,45 +49,66 @@ static const char spec_default_pattern[] = "chainfs\n";
 /* ---------------------------------------------------------------------------------------- */
 /* Messages */
 
-/* Append S as a spec word: bare when it reads back unchanged, else quoted with escapes. */
-static void spec_quote(GString *out, const char *s, size_t len)
+/* S as a spec word into OUT (room for 4 * LEN + 3 bytes): bare when it reads back unchanged,
+ * else quoted with escapes. Returns the length. */
+static size_t spec_quote_into(char *out, const char *s, size_t len)
 {
 	static const char safe[] = "/._-+,:@%~";
 	bool bare = len > 0;
+	size_t o = 0;
 
 	for (size_t i = 0; i < len && bare; i++)
 		bare = g_ascii_isalnum(s[i]) || (s[i] && strchr(safe, s[i]));
 	if (bare) {
-		g_string_append_len(out, s, (gssize)len);
-		return;
+		memcpy(out, s, len);
+		return len;
 	}
-	g_string_append_c(out, '"');
+	out[o++] = '"';
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)s[i];
+		const char *esc = ch == '\n' ? "\\n" : ch == '\t' ? "\\t" : ch == '\r' ? "\\r" : NULL;
 
-		if (ch == '"' || ch == '\\')
-			g_string_append_printf(out, "\\%c", ch);
-		else if (ch == '\n')
-			g_string_append(out, "\\n");
-		else if (ch == '\t')
-			g_string_append(out, "\\t");
-		else if (ch == '\r')
-			g_string_append(out, "\\r");
-		else if (ch < 0x20 || ch > 0x7e)
-			g_string_append_printf(out, "\\x%02x", ch);
-		else
-			g_string_append_c(out, (char)ch);
+		if (esc) {
+			memcpy(out + o, esc, 2);
+			o += 2;
+		} else if (ch == '"' || ch == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)ch;
+		} else if (ch < 0x20 || ch > 0x7e) {
+			o += (size_t)sprintf(out + o, "\\x%02x", ch);
+		} else {
+			out[o++] = (char)ch;
+		}
 	}
-	g_string_append_c(out, '"');
+	out[o++] = '"';
+	return o;
 }
 
-/* The same, as a string to put in a message (freed by the caller). */
+/* Append S as a spec word (the dump's writer). */
+static void spec_quote(GString *out, const char *s, size_t len)
+{
+	char buf[256];
+	char *q = len <= (sizeof(buf) - 3) / 4 ? buf : g_malloc(4 * len + 3);
+
+	g_string_append_len(out, q, (gssize)spec_quote_into(q, s, len));
+	if (q != buf)
+		free(q);
+}
+
+/* The same, as a string to put in a message (free()d by the caller), or NULL out of memory:
+ * messages must not abort a load that can still fail with ENOMEM. Show it with spec_q(). */
 static char *spec_quoted(const char *s, size_t len)
 {
-	GString *g = g_string_new(NULL);
+	char *q = len < (SIZE_MAX - 3) / 4 ? malloc(4 * len + 3) : NULL;
 
-	spec_quote(g, s, len);
-	return g_string_free(g, FALSE);
+	if (q)
+		q[spec_quote_into(q, s, len)] = '\0';
+	return q;
+}
+
+static const char *spec_q(const char *q)
+{
+	return q ? q : "(a name: out of memory)";
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -200,6 +221,23 @@ static int G_GNUC_PRINTF(3, 4) spec_fail_errno(struct spec_ctx *c, int err, cons
 	spec_vfail(c, err, fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+/* "W: message": W quoted only now that it is needed. Returns -EINVAL. */
+static int G_GNUC_PRINTF(3, 4) spec_fail_word(struct spec_ctx *c, const struct spec_word *w,
+					     const char *fmt, ...)
+{
+	char *q = spec_quoted(w->s, w->len), *msg = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	spec_fail(c, "%s: %s", spec_q(q), msg ? msg : "out of memory");
+	free(msg);
+	free(q);
+	return -EINVAL;
 }
 
 /* Make room for one more element in a malloc'ed array. */
@@ -487,8 +525,8 @@ static int spec_parse_value(struct spec_ctx *c, const struct spec_attr_def *d, c
 	}
 	if (!ok) {
 		char *q = spec_quoted(v, len);
-		spec_fail(c, "bad value %s for %s", q, d->key);
-		g_free(q);
+		spec_fail(c, "bad value %s for %s", spec_q(q), d->key);
+		free(q);
 		return -EINVAL;
 	}
 	return 0;
@@ -526,8 +564,8 @@ static int spec_count(struct spec_ctx *c, const struct spec_word *w, const char 
 {
 	if (!spec_scaled(w->s, w->len, out)) {
 		char *q = spec_quoted(w->s, w->len);
-		spec_fail(c, "bad number %s for %s", q, what);
-		g_free(q);
+		spec_fail(c, "bad number %s for %s", spec_q(q), what);
+		free(q);
 		return -EINVAL;
 	}
 	if (*out < min || *out > max)
@@ -565,25 +603,23 @@ static int spec_check_path(struct spec_ctx *c, const struct spec_word *w, struct
 {
 	const char *s = w->s, *end = w->s + w->len, *name;
 	size_t len;
-	char *q = spec_quoted(w->s, w->len);
 	int err = 0;
 
 	*p = (struct spec_path){.w = w};
 	if (w->len == 0 || s[0] != '/')
-		err = spec_fail(c, "%s: path not absolute", q);
+		err = spec_fail_word(c, w, "path not absolute");
 	else if (memchr(s, '\0', w->len))
-		err = spec_fail(c, "%s: NUL byte in path", q);
+		err = spec_fail_word(c, w, "NUL byte in path");
 	while (!err && (len = spec_next_name(&s, end, &name)) > 0) {
 		if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
-			err = spec_fail(c, "%s: '.' and '..' are not allowed in paths", q);
+			err = spec_fail_word(c, w, "'.' and '..' are not allowed in paths");
 		else if (len > RS_NAME_MAX)
-			err = spec_fail(c, "%s: name too long (%zu bytes, limit %d)", q, len,
-					RS_NAME_MAX);
+			err = spec_fail_word(c, w, "name too long (%zu bytes, limit %d)", len,
+					     RS_NAME_MAX);
 		p->dir_len = (size_t)(name - w->s);
 		p->name = name;
 		p->name_len = len;
 	}
-	g_free(q);
 	return err;
 }
 
@@ -622,7 +658,10 @@ static char *spec_path_of(const struct cfs_tree *t, uint32_t dir, const char *na
 	}
 	if (total == 0)
 		return spec_quoted("/", 1);
-	char *raw = g_malloc(total);
+	char *raw = malloc(total);
+
+	if (!raw)
+		return NULL;
 	o = total;
 	if (name) {
 		o -= len;
@@ -636,7 +675,7 @@ static char *spec_path_of(const struct cfs_tree *t, uint32_t dir, const char *na
 		raw[--o] = '/';
 	}
 	char *q = spec_quoted(raw, total);
-	g_free(raw);
+	free(raw);
 	return q;
 }
 
@@ -691,20 +730,20 @@ static int spec_fail_make(struct spec_ctx *c, int err, uint32_t dir, const char 
 
 	switch (err) {
 	case -EEXIST:
-		spec_fail(c, "%s: name exists", p);
+		spec_fail(c, "%s: name exists", spec_q(p));
 		break;
 	case -ENOTDIR:
-		spec_fail(c, "%s: parent is not a directory", p);
+		spec_fail(c, "%s: parent is not a directory", spec_q(p));
 		break;
 	case -ENAMETOOLONG:
-		spec_fail(c, "%s: name too long", p);
+		spec_fail(c, "%s: name too long", spec_q(p));
 		break;
 	default:
-		spec_fail_errno(c, err, "%s: %s", p,
+		spec_fail_errno(c, err, "%s: %s", spec_q(p),
 				err == -ENOMEM ? "out of memory" : strerror(-err));
 		break;
 	}
-	g_free(p);
+	free(p);
 	return err == -ENOMEM ? -ENOMEM : -EINVAL;
 }
 
@@ -789,9 +828,9 @@ static int spec_make_parents(struct spec_ctx *c, const struct spec_path *p, uint
 			if (cfs_tree_kind(c->t, next) != RS_DIR) {
 				char *q = spec_quoted(p->w->s, (size_t)(s - p->w->s));
 				char *pq = spec_quoted(p->w->s, p->w->len);
-				spec_fail(c, "%s: parent %s is not a directory", pq, q);
-				g_free(q);
-				g_free(pq);
+				spec_fail(c, "%s: parent %s is not a directory", spec_q(pq), spec_q(q));
+				free(q);
+				free(pq);
 				return -EINVAL;
 			}
 			*dir = next;
@@ -814,8 +853,8 @@ static int spec_check_free(struct spec_ctx *c, const struct spec_path *p, uint32
 	if (p->name && cfs_tree_lookup(c->t, dir, p->name, p->name_len, &id) != 0)
 		return 0;
 	char *q = spec_quoted(p->w->s, p->w->len);
-	spec_fail(c, "%s: name exists", q);
-	g_free(q);
+	spec_fail(c, "%s: name exists", spec_q(q));
+	free(q);
 	return -EINVAL;
 }
 
@@ -1019,8 +1058,8 @@ static int spec_find(struct spec_ctx *c, const struct spec_word *w, uint32_t *id
 	err = spec_lookup_path(c->t, w->s, w->len, id);
 	if (err) {
 		char *q = spec_quoted(w->s, w->len);
-		spec_fail(c, "%s: no such node", q);
-		g_free(q);
+		spec_fail(c, "%s: no such node", spec_q(q));
+		free(q);
 		return -EINVAL;
 	}
 	return 0;
@@ -1038,8 +1077,8 @@ static int spec_run_append(struct spec_ctx *c, const struct spec_line *l,
 		return err;
 	if (cfs_tree_kind(c->t, id) != RS_FILE) {
 		char *q = spec_quoted(l->pos[1].s, l->pos[1].len);
-		spec_fail(c, "%s: not a regular file", q);
-		g_free(q);
+		spec_fail(c, "%s: not a regular file", spec_q(q));
+		free(q);
 		return -EINVAL;
 	}
 	cfs_tree_stat(c->t, id, &st);
@@ -1050,9 +1089,9 @@ static int spec_run_append(struct spec_ctx *c, const struct spec_line *l,
 	ssize_t n = cfs_tree_write(c->t, id, data->s, data->len, st.st_size);
 	if (n < 0) {
 		char *q = spec_quoted(l->pos[1].s, l->pos[1].len);
-		spec_fail_errno(c, (int)n, "%s: %s", q,
+		spec_fail_errno(c, (int)n, "%s: %s", spec_q(q),
 				n == -ENOMEM ? "out of memory" : strerror((int)-n));
-		g_free(q);
+		free(q);
 		return n == -ENOMEM ? -ENOMEM : -EINVAL;
 	}
 	return 0;
@@ -1108,8 +1147,8 @@ static int spec_run_hardlink(struct spec_ctx *c, const struct spec_line *l,
 		return err;
 	if (cfs_tree_kind(c->t, id) == RS_DIR) {
 		char *q = spec_quoted(l->pos[2].s, l->pos[2].len);
-		spec_fail(c, "%s: is a directory (no hard links to directories)", q);
-		g_free(q);
+		spec_fail(c, "%s: is a directory (no hard links to directories)", spec_q(q));
+		free(q);
 		return -EINVAL;
 	}
 	err = spec_make_parents(c, &p, &dir, &dir_new);
@@ -1156,9 +1195,9 @@ static int spec_gen_prepare(struct spec_ctx *c, const struct spec_word *w, const
 				 g->p.name, suffix);
 		if (n < 0 || (size_t)n > RS_NAME_MAX) {
 			char *q = spec_quoted(w->s, w->len);
-			spec_fail(c, "%s: name too long for the hidden .NAME.%s directory", q,
+			spec_fail(c, "%s: name too long for the hidden .NAME.%s directory", spec_q(q),
 				  suffix);
-			g_free(q);
+			free(q);
 			return -EINVAL;
 		}
 		g->hidden_len = (size_t)n;
@@ -1780,8 +1819,8 @@ static int spec_run_line(struct spec_ctx *c, const char *p, const char *end)
 			kw = &spec_keywords[i];
 	if (!kw) {
 		char *q = spec_quoted(l.pos[0].s, l.pos[0].len);
-		spec_fail(c, "unknown keyword %s", q);
-		g_free(q);
+		spec_fail(c, "unknown keyword %s", spec_q(q));
+		free(q);
 		return -EINVAL;
 	}
 	if (l.npos - 1 < kw->min_args)
@@ -1841,29 +1880,43 @@ static int spec_do_line(struct spec_ctx *c, const char *p, const char *end, bool
 /* Give every node of the tree TS as its three times (iteratively: trees can be deep). */
 static int spec_stamp(struct spec_ctx *c, const struct timespec *ts)
 {
-	GArray *todo = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-	uint32_t dir = CFS_ROOT;
-	int err = 0;
+	uint32_t *todo = NULL, dir;
+	size_t n = 0, cap = 0;
+	int err = spec_reserve((void **)&todo, &cap, n, sizeof(*todo));
 
-	g_array_append_val(todo, dir);
-	while (!err && todo->len) {
+	if (!err)
+		todo[n++] = CFS_ROOT;
+	while (!err && n) {
 		const char *name;
 		size_t len;
 		uint32_t child;
 		uint64_t cookie = 0;
 
-		dir = g_array_index(todo, uint32_t, todo->len - 1);
-		g_array_set_size(todo, todo->len - 1);
+		dir = todo[--n];
 		err = cfs_tree_set_times(c->t, dir, ts, ts, ts);
 		while (!err && cfs_tree_dir_next(c->t, dir, &cookie, &name, &len, &child) == 0) {
-			if (cfs_tree_kind(c->t, child) == RS_DIR)
-				g_array_append_val(todo, child);
-			else
+			if (cfs_tree_kind(c->t, child) != RS_DIR)
 				err = cfs_tree_set_times(c->t, child, ts, ts, ts);
+			else if (!(err = spec_reserve((void **)&todo, &cap, n, sizeof(*todo))))
+				todo[n++] = child;
 		}
 	}
-	g_array_free(todo, TRUE);
+	free(todo);
 	return err ? spec_fail_errno(c, err, "setting times: %s", strerror(-err)) : 0;
+}
+
+/* The end of a load: default times, then the lines' own, and the message when it failed. */
+static int spec_finish(struct spec_ctx *c, int rc, const struct cfs_spec_defaults *def, char **err)
+{
+	if (!rc && def && def->stamp)
+		rc = spec_stamp(c, &def->time);
+	if (!rc)
+		rc = spec_apply_times(c, 0);
+	if (rc && !c->err)
+		spec_fail_errno(c, rc, "%s", strerror(-rc));
+	*err = c->err;
+	spec_ctx_free(c);
+	return rc;
 }
 
 int cfs_spec_load_text(struct cfs_tree *t, const char *name, const char *text, size_t len,
@@ -1882,14 +1935,47 @@ int cfs_spec_load_text(struct cfs_tree *t, const char *name, const char *text, s
 		rc = spec_do_line(&c, p, e, false);
 		p = nl ? nl + 1 : end;
 	}
-	if (!rc && def && def->stamp)
-		rc = spec_stamp(&c, &def->time);
-	if (!rc)
-		rc = spec_apply_times(&c, 0);
-	if (rc && !c.err)
-		spec_fail_errno(&c, rc, "%s", strerror(-rc));
-	*err = c.err;
-	spec_ctx_free(&c);
+	return spec_finish(&c, rc, def, err);
+}
+
+/* Run the lines of FD as they are read: a load holds the tree and at most one line, whatever
+ * the file's size. */
+static int spec_load_fd(struct spec_ctx *c, int fd)
+{
+	enum { CAP = CFS_SPEC_MAX_LINE + 1 + SPEC_IO_CHUNK };
+	char *buf = malloc(CAP);
+	size_t have = 0;
+	int rc = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (!rc) {
+		ssize_t n = read(fd, buf + have, CAP - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = spec_fail(c, "%s", strerror(errno));
+			break;
+		}
+		char *p = buf, *end = buf + have + n, *nl;
+		while (!rc && (nl = memchr(p, '\n', (size_t)(end - p)))) {
+			c->line++;
+			rc = spec_do_line(c, p, nl, false);
+			p = nl + 1;
+		}
+		have = (size_t)(end - p);
+		if (rc || (n == 0 && have == 0))
+			break;
+		if (n == 0 || have == CAP) { /* the last line, without a newline; or too long */
+			c->line++;
+			rc = have == CAP ? spec_fail(c, "line too long (more than %d bytes)",
+						     CFS_SPEC_MAX_LINE)
+					 : spec_do_line(c, p, end, false);
+			break;
+		}
+		memmove(buf, p, have);
+	}
+	free(buf);
 	return rc;
 }
 
@@ -1897,36 +1983,22 @@ int cfs_spec_load_file(struct cfs_tree *t, const char *path, const struct cfs_sp
 		       char **err)
 {
 	struct stat st;
-	GString *text = NULL;
-	char buf[SPEC_IO_CHUNK];
+	struct spec_ctx c;
 	/* O_NONBLOCK: a FIFO must be refused, not waited on (regular files ignore the flag) */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), rc = 0;
-	ssize_t n;
 
 	*err = NULL;
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st) < 0) {
 		rc = -errno;
-		goto fail;
-	}
-	if (fstat(fd, &st) < 0) {
-		rc = -errno;
-		goto fail;
+		if (asprintf(err, "%s: %s", path, strerror(-rc)) < 0)
+			*err = NULL;
+		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		rc = -EINVAL;
 		if (asprintf(err, "%s: not a regular file", path) < 0)
 			*err = NULL;
 		goto out;
-	}
-	text = g_string_sized_new((gsize)st.st_size + 1);
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = -errno;
-			goto fail;
-		}
-		g_string_append_len(text, buf, n);
 	}
 	struct cfs_spec_defaults d = {getuid(), getgid(), false, {0, 0}};
 
@@ -1936,14 +2008,11 @@ int cfs_spec_load_file(struct cfs_tree *t, const char *path, const struct cfs_sp
 		d.stamp = true;
 		d.time = st.st_mtim;
 	}
-	rc = cfs_spec_load_text(t, path, text->str, text->len, &d, err);
-	goto out;
-fail:
-	if (asprintf(err, "%s: %s", path, strerror(-rc)) < 0)
-		*err = NULL;
+	rc = spec_ctx_init(&c, t, path, &d);
+	if (!rc)
+		rc = spec_load_fd(&c, fd);
+	rc = spec_finish(&c, rc, &d, err);
 out:
-	if (text)
-		g_string_free(text, TRUE);
 	if (fd >= 0)
 		close(fd);
 	return rc;

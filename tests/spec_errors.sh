@@ -49,4 +49,25 @@ timeout 30 "$CHAINFS" -f "$T/no-such.spec" "$M" 2>"$T/err"
 check "a missing spec file: status 2" test $? -eq 2
 check "a missing spec file: the message names it" grep -q "no-such.spec" "$T/err"
 check "the mountpoint is still an empty directory" test -z "$(ls -A "$M")"
+
+# Hostile but valid: a million-line spec of one directory is served, within the documented
+# bound (the file is read a chunk at a time, never whole; the tree takes about 100 bytes a
+# node; chainfs-spec(5)): peak RSS under 32 MiB plus 100 bytes a node.
+{
+	echo "dir /d"
+	seq -f "file /d/f%.0f" 1 1000000
+} >"$T/million.spec"
+B=$T/big
+if mount_cfs "$B" "$T/million.spec"; then
+	pid=$(cat "${XDG_RUNTIME_DIR:-/tmp}/chainfs-$(printf '%s' "$B" | cksum | cut -d' ' -f1).pid")
+	check "a million entries listed" test "$(ls -f "$B/d" | wc -l)" -eq 1000002
+	expect "ok file" stat "$B/d/f1000000"
+	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")
+	echo "million-line spec: $(stat -c %s "$T/million.spec") bytes, daemon peak RSS ${hwm} KiB"
+	check "peak RSS ${hwm} KiB within 32 MiB + 100 B/node" \
+		test "$hwm" -le $((32 * 1024 + 1000002 * 100 / 1024))
+	unmount_cfs "$B"
+else
+	fail "mount a million-line spec"
+fi
 finish

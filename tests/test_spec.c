@@ -820,6 +820,84 @@ START_TEST(test_name_and_target_too_long)
 }
 END_TEST
 
+/* A file is read a chunk at a time: lines of every length across the chunk boundaries (up to
+ * the longest allowed, a last line without a newline) make the same tree as the same text
+ * given whole, and a line past the limit is refused with its own line number. */
+START_TEST(test_load_file_streams_lines_across_chunks)
+{
+	char dir[] = "/tmp/test_spec.XXXXXX";
+	GString *text = g_string_new("dir /d\n");
+	uint64_t rng = 5;
+	char *path, *err = NULL;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	path = g_strdup_printf("%s/s.spec", dir);
+	for (unsigned i = 0; text->len < 600000; i++) {
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		size_t pad = i % 50 == 7 ? CFS_SPEC_MAX_LINE - 40 : (rng >> 33) % 3000;
+		g_string_append_printf(text, "file /d/f%u \"", i);
+		for (size_t j = 0; j < pad; j++)
+			g_string_append_c(text, (char)('a' + j % 26));
+		g_string_append(text, "\"\n");
+	}
+	g_string_append(text, "# a full-length comment: ");
+	while (text->len % 65536 != 0)
+		g_string_append_c(text, 'c');
+	g_string_append(text, "\nlink /d/last f1"); /* no newline */
+	ck_assert(g_file_set_contents(path, text->str, (gssize)text->len, NULL));
+
+	struct cfs_tree *a = cfs_tree_new(NULL), *b = cfs_tree_new(NULL);
+	struct cfs_spec_defaults d = def;
+	ck_assert_int_eq(cfs_spec_load_file(a, path, &def, &err), 0);
+	ck_assert_ptr_null(err);
+	d.stamp = true; /* what load_file gives nodes without times: the file's mtime */
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	d.time = st.st_mtim;
+	ck_assert_int_eq(cfs_spec_load_text(b, path, text->str, text->len, &d, &err), 0);
+	char *ca = canon(a, true), *cb = canon(b, true);
+	ck_assert_str_eq(ca, cb);
+	ck_assert_int_eq(cfs_tree_kind(a, node(a, "/d/last")), RS_LINK);
+	g_free(ca);
+	g_free(cb);
+	cfs_tree_free(a);
+	cfs_tree_free(b);
+
+	/* line 3 is one byte too long; line 2 is exactly the limit */
+	g_string_assign(text, "dir /d\n#");
+	for (unsigned i = 1; i < CFS_SPEC_MAX_LINE; i++)
+		g_string_append_c(text, 'x');
+	g_string_append(text, "\n#");
+	for (unsigned i = 0; i < CFS_SPEC_MAX_LINE; i++)
+		g_string_append_c(text, 'y');
+	g_string_append(text, "\ndir /e\n");
+	ck_assert(g_file_set_contents(path, text->str, (gssize)text->len, NULL));
+	a = cfs_tree_new(NULL);
+	ck_assert_int_eq(cfs_spec_load_file(a, path, &def, &err), -EINVAL);
+	char *want = g_strdup_printf("%s:3: line too long", path);
+	ck_assert_msg(g_str_has_prefix(err, want), "%s", err);
+	free(err);
+	g_free(want);
+	/* and one far too long, never held whole */
+	g_string_truncate(text, 7);
+	for (unsigned i = 0; i < 5 * CFS_SPEC_MAX_LINE; i++)
+		g_string_append_c(text, 'z');
+	ck_assert(g_file_set_contents(path, text->str, (gssize)text->len, NULL));
+	cfs_tree_free(a);
+	a = cfs_tree_new(NULL);
+	ck_assert_int_eq(cfs_spec_load_file(a, path, &def, &err), -EINVAL);
+	want = g_strdup_printf("%s:2: line too long", path);
+	ck_assert_msg(g_str_has_prefix(err, want), "%s", err);
+	free(err);
+	g_free(want);
+	cfs_tree_free(a);
+	unlink(path);
+	rmdir(dir);
+	g_free(path);
+	g_string_free(text, TRUE);
+}
+END_TEST
+
 START_TEST(test_load_file_errors)
 {
 	char dir[] = "/tmp/test_spec.XXXXXX";
@@ -1428,6 +1506,7 @@ static Suite *spec_suite(void)
 	tcase_add_test(bad, test_line_of_100k_is_too_long);
 	tcase_add_test(bad, test_name_and_target_too_long);
 	tcase_add_test(bad, test_load_file_errors);
+	tcase_add_test(bad, test_load_file_streams_lines_across_chunks);
 	suite_add_tcase(s, bad);
 
 	tcase_add_test(atomic, test_apply_line_adds_and_fails_cleanly);
