@@ -223,6 +223,12 @@ static int G_GNUC_PRINTF(3, 4) spec_fail_errno(struct spec_ctx *c, int err, cons
 	return err;
 }
 
+/* ERR (negative) in a message: the loader's callers look for "out of memory". */
+static const char *spec_strerror(int err)
+{
+	return err == -ENOMEM ? "out of memory" : strerror(-err);
+}
+
 /* "W: message": W quoted only now that it is needed. Returns -EINVAL. */
 static int G_GNUC_PRINTF(3, 4) spec_fail_word(struct spec_ctx *c, const struct spec_word *w,
 					     const char *fmt, ...)
@@ -740,7 +746,7 @@ static int spec_fail_make(struct spec_ctx *c, int err, uint32_t dir, const char 
 		break;
 	default:
 		spec_fail_errno(c, err, "%s: %s", spec_q(p),
-				err == -ENOMEM ? "out of memory" : strerror(-err));
+				spec_strerror(err));
 		break;
 	}
 	free(p);
@@ -969,7 +975,7 @@ static int spec_apply_times(struct spec_ctx *c, size_t from)
 					     m->set & SPEC_A_CTIME ? &m->ctime : NULL);
 		if (err) {
 			c->line = m->line;
-			return spec_fail_errno(c, err, "setting times: %s", strerror(-err));
+			return spec_fail_errno(c, err, "setting times: %s", spec_strerror(err));
 		}
 	}
 	c->ntimes = from;
@@ -1001,7 +1007,7 @@ static int spec_run_dir(struct spec_ctx *c, const struct spec_line *l, const str
 			    cfs_tree_chown(c->t, CFS_ROOT, a->set & SPEC_A_UID ? a->uid : (uid_t)-1,
 					   a->set & SPEC_A_GID ? a->gid : (gid_t)-1);
 		if (err)
-			return spec_fail_errno(c, err, "/: %s", strerror(-err));
+			return spec_fail_errno(c, err, "/: %s", spec_strerror(err));
 		return spec_defer_times(c, CFS_ROOT, a);
 	}
 	spec_apply_owner(&n, a);
@@ -1090,7 +1096,7 @@ static int spec_run_append(struct spec_ctx *c, const struct spec_line *l,
 	if (n < 0) {
 		char *q = spec_quoted(l->pos[1].s, l->pos[1].len);
 		spec_fail_errno(c, (int)n, "%s: %s", spec_q(q),
-				n == -ENOMEM ? "out of memory" : strerror((int)-n));
+				spec_strerror((int)n));
 		free(q);
 		return n == -ENOMEM ? -ENOMEM : -EINVAL;
 	}
@@ -1902,7 +1908,7 @@ static int spec_stamp(struct spec_ctx *c, const struct timespec *ts)
 		}
 	}
 	free(todo);
-	return err ? spec_fail_errno(c, err, "setting times: %s", strerror(-err)) : 0;
+	return err ? spec_fail_errno(c, err, "setting times: %s", spec_strerror(err)) : 0;
 }
 
 /* The end of a load: default times, then the lines' own, and the message when it failed. */
@@ -1913,7 +1919,7 @@ static int spec_finish(struct spec_ctx *c, int rc, const struct cfs_spec_default
 	if (!rc)
 		rc = spec_apply_times(c, 0);
 	if (rc && !c->err)
-		spec_fail_errno(c, rc, "%s", strerror(-rc));
+		spec_fail_errno(c, rc, "%s", spec_strerror(rc));
 	*err = c->err;
 	spec_ctx_free(c);
 	return rc;
@@ -2034,7 +2040,7 @@ int cfs_spec_apply_line(struct cfs_tree *t, const char *line, const struct cfs_s
 	if (!rc)
 		rc = spec_do_line(&c, line, line + len, true);
 	if (rc && !c.err)
-		spec_fail_errno(&c, rc, "%s", strerror(-rc));
+		spec_fail_errno(&c, rc, "%s", spec_strerror(rc));
 	*err = c.err;
 	spec_ctx_free(&c);
 	return rc;

@@ -1056,6 +1056,109 @@ START_TEST(test_apply_line_is_atomic_under_allocation_failure)
 }
 END_TEST
 
+/* The test binary is linked with --wrap=malloc,calloc,realloc: every allocation spec.c and
+ * tree.c make themselves (not those inside GLib or libc) comes here, and the k-th after
+ * wrap_fail_at is set fails. */
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+static long wrap_calls, wrap_fail_at;
+
+static bool wrap_fails(void)
+{
+	return wrap_fail_at && ++wrap_calls == wrap_fail_at;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return wrap_fails() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return wrap_fails() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return wrap_fails() ? NULL : __real_realloc(p, n);
+}
+
+/* Loading a spec file with every kind of line fails cleanly at each of its own allocations
+ * (the line buffer, undo records, names, the time-stamping stack, generator state and the
+ * tree's): -ENOMEM with its message, and nothing leaked (ASan's and valgrind's runs). */
+START_TEST(test_load_file_under_allocation_failure)
+{
+	char dir[] = "/tmp/test_spec.XXXXXX";
+	char *path, *err = NULL;
+	GString *text = g_string_new(NULL);
+	long k, failures = 0;
+	int rc;
+
+	for (size_t i = 0; i < G_N_ELEMENTS(atomic_lines); i++)
+		g_string_append_printf(text, "%s\n", atomic_lines[i]);
+	g_string_prepend(text, "dir /base mtime=100\nfile /base/f data\ndir /other\n");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	path = g_strdup_printf("%s/s.spec", dir);
+	ck_assert(g_file_set_contents(path, text->str, (gssize)text->len, NULL));
+	for (k = 1;; k++) {
+		struct cfs_tree *t = cfs_tree_new(NULL);
+
+		ck_assert_ptr_nonnull(t);
+		wrap_calls = 0;
+		wrap_fail_at = k;
+		rc = cfs_spec_load_file(t, path, NULL, &err);
+		wrap_fail_at = 0;
+		cfs_tree_free(t);
+		if (rc == 0)
+			break;
+		ck_assert_msg(rc == -ENOMEM, "k=%ld rc=%d %s", k, rc, err);
+		ck_assert_msg(err && strstr(err, "out of memory"), "k=%ld: %s", k, err);
+		free(err);
+		failures++;
+		ck_assert(k < 1000000);
+	}
+	ck_assert_ptr_null(err);
+	ck_assert_msg(failures > 100, "only %ld allocations failed", failures);
+	unlink(path);
+	rmdir(dir);
+	g_free(path);
+	g_string_free(text, TRUE);
+}
+END_TEST
+
+/* A runtime line fails at any of spec.c's own allocations as atomically as at the tree's. */
+START_TEST(test_apply_line_is_atomic_when_spec_allocations_fail)
+{
+	const char *line = atomic_lines[_i];
+	struct cfs_tree *t = load("dir /base mtime=100\nfile /base/f data\ndir /other\n");
+	char *before = canon(t, true), *err = NULL;
+	long k;
+	int rc;
+
+	for (k = 1;; k++) {
+		wrap_calls = 0;
+		wrap_fail_at = k;
+		rc = cfs_spec_apply_line(t, line, &def, &err);
+		wrap_fail_at = 0;
+		if (rc == 0)
+			break;
+		ck_assert_msg(rc == -ENOMEM, "%s: k=%ld rc=%d %s", line, k, rc, err);
+		free(err);
+		char *now = canon(t, true);
+		ck_assert_msg(strcmp(now, before) == 0, "%s: k=%ld changed the tree", line, k);
+		g_free(now);
+		ck_assert(k < 1000000);
+	}
+	ck_assert_ptr_null(err);
+	g_free(before);
+	cfs_tree_free(t);
+}
+END_TEST
+
 /* ---------------------------------------------------------------------------------------- */
 /* Dump */
 
@@ -1512,6 +1615,9 @@ static Suite *spec_suite(void)
 	tcase_add_test(atomic, test_apply_line_adds_and_fails_cleanly);
 	tcase_add_loop_test(atomic, test_apply_line_is_atomic_under_allocation_failure, 0,
 			    G_N_ELEMENTS(atomic_lines));
+	tcase_add_loop_test(atomic, test_apply_line_is_atomic_when_spec_allocations_fail, 0,
+			    G_N_ELEMENTS(atomic_lines));
+	tcase_add_test(atomic, test_load_file_under_allocation_failure);
 	tcase_set_timeout(atomic, 300);
 	suite_add_tcase(s, atomic);
 
