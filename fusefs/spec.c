@@ -1435,44 +1435,41 @@ static int spec_check_prefix(struct spec_ctx *c, const struct spec_attrs *a)
 	return 0;
 }
 
-static int spec_run_wide(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
+/* wide and deep: COUNT numbered entries PREFIX1 .. PREFIXCOUNT under PATH, side by side
+ * (files) or each inside the one before (directories). */
+static int spec_run_numbered(struct spec_ctx *c, const struct spec_line *l,
+			     const struct spec_attrs *a, bool nested)
 {
-	struct spec_node n = spec_file_node(c);
+	struct spec_node n = nested ? spec_dir_node(c) : spec_file_node(c);
 	char name[RS_NAME_MAX + 1];
-	uint32_t top, id;
+	uint32_t top, cur, id;
 	uint64_t count;
-	int err = spec_count(c, &l->pos[2], "wide count", 1, CFS_SPEC_MAX_NODES - 1, &count);
+	int err = spec_count(c, &l->pos[2], nested ? "deep depth" : "wide count", 1,
+			     CFS_SPEC_MAX_NODES - 1, &count);
 
 	if (!err)
 		err = spec_check_prefix(c, a);
 	if (!err)
 		err = spec_gen_top(c, &l->pos[1], count + 1, &top);
+	cur = top;
 	for (uint64_t i = 1; i <= count && !err; i++) {
 		int nl = snprintf(name, sizeof(name), "%.*s%" PRIu64, (int)a->prefix_len,
 				  a->prefix ? a->prefix : "", i);
-		err = spec_make(c, top, true, name, (size_t)nl, &n, &id);
+		err = spec_make(c, cur, true, name, (size_t)nl, &n, &id);
+		if (nested)
+			cur = id;
 	}
 	return err;
 }
 
+static int spec_run_wide(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
+{
+	return spec_run_numbered(c, l, a, false);
+}
+
 static int spec_run_deep(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
 {
-	struct spec_node n = spec_dir_node(c);
-	char name[RS_NAME_MAX + 1];
-	uint32_t cur;
-	uint64_t depth;
-	int err = spec_count(c, &l->pos[2], "deep depth", 1, CFS_SPEC_MAX_NODES - 1, &depth);
-
-	if (!err)
-		err = spec_check_prefix(c, a);
-	if (!err)
-		err = spec_gen_top(c, &l->pos[1], depth + 1, &cur);
-	for (uint64_t i = 1; i <= depth && !err; i++) {
-		int nl = snprintf(name, sizeof(name), "%.*s%" PRIu64, (int)a->prefix_len,
-				  a->prefix ? a->prefix : "", i);
-		err = spec_make(c, cur, true, name, (size_t)nl, &n, &cur);
-	}
-	return err;
+	return spec_run_numbered(c, l, a, true);
 }
 
 /* splitmix64: small, fast, and the same sequence everywhere for a seed. */
