@@ -65,6 +65,8 @@ static int cfs_climb(const struct cfs_daemon *d, uint32_t dir, const char *targe
 	size_t n;
 
 	while (p < last && (n = cfs_component(&p, last, &name)) > 0) {
+		if (cfs_tree_kind(d->tree, at) != RS_DIR)
+			return 0; /* ENOTDIR, even for "." and "..": the kernel stops here too */
 		if (n == 1 && name[0] == '.')
 			continue;
 		if (cfs_is_dotdot(name, n)) {
@@ -74,9 +76,8 @@ static int cfs_climb(const struct cfs_daemon *d, uint32_t dir, const char *targe
 				at = cfs_tree_parent(d->tree, at);
 			continue;
 		}
-		if (cfs_tree_kind(d->tree, at) != RS_DIR ||
-		    cfs_tree_lookup(d->tree, at, name, n, &next) != 0)
-			return 0; /* ENOTDIR, ENOENT: the kernel stops here too */
+		if (cfs_tree_lookup(d->tree, at, name, n, &next) != 0)
+			return 0; /* ENOENT: likewise */
 		if (cfs_tree_kind(d->tree, next) == RS_LINK) {
 			char buf[RS_NAME_MAX + 1];
 			struct rs_result res;

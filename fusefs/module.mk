@@ -16,7 +16,11 @@ $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 $(BUILD)/cfs-probe: $(BUILD)/tests/probe.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
-UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec
+UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec $(BUILD)/test_links
+$(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/fusefs/links.o \
+	$(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
+$(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 # test_spec fails spec.c's and tree.c's own allocations one by one (GLib's and libc's inner
