@@ -82,7 +82,9 @@ bench_cleanup() {
 
 # bench_init NAME: the temp directory and the traps.
 bench_init() {
-	BENCH_WORK=$(mktemp -d "${TMPDIR:-/tmp}/chainfs-bench-$1.XXXXXX")
+	# (no "chainfs" in the name or the tmpfs source: nothing that sweeps stale chainfs mounts
+	# and dirs should take ours)
+	BENCH_WORK=$(mktemp -d "${TMPDIR:-/var/tmp}/bench-$1.XXXXXX")
 	trap bench_cleanup EXIT
 	trap 'exit 130' INT TERM
 	[ "$(id -u)" = 0 ] || bench_die "$1: needs root (mounts, drop_caches)"
@@ -145,7 +147,7 @@ bindfs_mount() {
 # tmpfs_mount MNT SIZE
 tmpfs_mount() {
 	mkdir -p "$1"
-	mount -t tmpfs -o "size=$2,mode=0755" chainfs-bench "$1" || bench_die "cannot mount tmpfs on $1"
+	mount -t tmpfs -o "size=$2,mode=0755" bench-tmpfs "$1" || bench_die "cannot mount tmpfs on $1"
 	BENCH_MOUNTS="$1 $BENCH_MOUNTS"
 }
 

@@ -145,6 +145,7 @@ cpu() {
 		echo "| variant | cold wall | cold client CPU | cold daemon CPU | warm wall | warm client CPU | warm daemon CPU |"
 		echo "|---|---:|---:|---:|---:|---:|---:|"
 		for v in unpinned pinned-cpu0 unpinned-loop=libfuse pinned-cpu0-loop=libfuse; do
+			grep -q "^$v," "$PIN" || continue
 			row="| $v |"
 			for ph in cold warm; do
 				for f in 4 5 7; do

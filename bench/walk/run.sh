@@ -18,11 +18,14 @@
 # Every run: drop caches, fresh mount (a new daemon), tools re-read, the workload timed once
 # (cold), then again on the same mount (warm). Rounds interleave contenders in rotating order.
 # Which contender runs which workload, and how many rounds, is rounds_for() below: 5 rounds
-# where a target of the issue is decided, 3 elsewhere and on /big, to stay near 20 minutes.
+# where a target of the issue is decided, 2 elsewhere, 3 (find) and 2 (ls -lR) on /big, so
+# that the whole `make bench` stays near 30 minutes on an idle 2-vCPU machine (FUSE round
+# trips are slowest there; with the other vCPU busy it takes about 20).
 #
 # BUILD: build directory (default build). BENCH_QUICK=1: a smoke run on small trees, one round,
-# results in bench/results/tmp/quick. WALK_RUNS / WALK_RUNS2 / WALK_BIG_RUNS override the
-# rounds (5 / 3 / 3); WALK_PROFILE=0 skips the request counts and the perf/pinning diagnostics.
+# results in bench/results/tmp/quick. WALK_RUNS / WALK_RUNS2 / WALK_BIG_RUNS / WALK_BIG_LS_RUNS
+# override the rounds (5 / 2 / 3 / 2); WALK_PROFILE=0 skips the request counts and the
+# perf/pinning diagnostics.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -31,10 +34,12 @@ BUILD=${BUILD:-build}
 QUICK=${BENCH_QUICK:-}
 if [ "$QUICK" = 1 ]; then
 	RUNS=${WALK_RUNS:-1} RUNS2=${WALK_RUNS2:-1} BIG_RUNS=${WALK_BIG_RUNS:-1} TMO=60
+	BIG_LS_RUNS=${WALK_BIG_LS_RUNS:-1}
 	OUT=bench/results/tmp/quick
 	TMP=bench/results/tmp/quick/walk
 else
-	RUNS=${WALK_RUNS:-5} RUNS2=${WALK_RUNS2:-3} BIG_RUNS=${WALK_BIG_RUNS:-3} TMO=600
+	RUNS=${WALK_RUNS:-5} RUNS2=${WALK_RUNS2:-2} BIG_RUNS=${WALK_BIG_RUNS:-3} TMO=600
+	BIG_LS_RUNS=${WALK_BIG_LS_RUNS:-2}
 	OUT=bench/results
 	TMP=bench/results/tmp/walk
 fi
@@ -117,11 +122,13 @@ BIG_CONTENDERS="tmpfs bindfs cfs-kernel cfs-server cfs-libfuse"
 #   the daemon, expand into millions of paths.
 # - RUNS (5) where a target is decided: find and ls -lR (tmpfs, bindfs for cold find, kernel
 #   mode, libfuse's loop), find4 (kernel mode vs libfuse_mt); the cheap /chains and /wide.
-# - RUNS2 (3) for the other pairs; collapse mode only where it differs from kernel mode (it
+# - RUNS2 (2) for the other pairs; collapse mode only where it differs from kernel mode (it
 #   answers readlink differently: ls -lR, tar, stat_chains) plus find; libfuse's loops only
 #   on the loop comparisons (find, ls -lR, find4, the cheap ones).
-# - /big: BIG_RUNS (3); bindfs skips ls -lR there (about a minute per run: it answers a
-#   LOOKUP and GETXATTRs per entry) and libfuse's loop runs only find.
+# - /big: find for every contender but collapse and libfuse_mt (no links, so collapse is
+#   kernel mode; the loops are compared on /tree), BIG_RUNS (3) rounds; ls -lR only tmpfs and
+#   kernel mode, BIG_LS_RUNS (2) rounds (bindfs takes a minute or more per run there: a
+#   LOOKUP and GETXATTRs per entry).
 rounds_for() {
 	case $2 in cfs-server) case $1 in stat_chains | readdir_wide | big_*) ;; *) echo 0 && return ;; esac ;; esac
 	if [ "$QUICK" = 1 ]; then
@@ -141,7 +148,7 @@ rounds_for() {
 	du_s:tmpfs | du_s:bindfs | du_s:cfs-kernel) echo "$RUNS2" ;;
 	tar:tmpfs | tar:bindfs | tar:cfs-kernel | tar:cfs-collapse) echo "$RUNS2" ;;
 	big_find:*) echo "$BIG_RUNS" ;;
-	big_ls_lR:tmpfs | big_ls_lR:cfs-kernel | big_ls_lR:cfs-server) echo "$BIG_RUNS" ;;
+	big_ls_lR:tmpfs | big_ls_lR:cfs-kernel) echo "$BIG_LS_RUNS" ;;
 	*) echo 0 ;;
 	esac
 }
@@ -324,7 +331,7 @@ if [ "$PROFILE" = 1 ]; then
 	if [ "$QUICK" = 1 ]; then
 		PROFILE_PAIRS="cfs-kernel:find,ls_lR bindfs:find,ls_lR"
 	else
-		PROFILE_PAIRS=${WALK_PROFILE_PAIRS:-"cfs-kernel:find,ls_lR,du_s,tar,stat_chains,readdir_wide,find4 bindfs:find,ls_lR,du_s,tar,stat_chains,readdir_wide cfs-kernel-t0:find,ls_lR cfs-collapse:ls_lR,stat_chains cfs-server:stat_chains,readdir_wide"}
+		PROFILE_PAIRS=${WALK_PROFILE_PAIRS:-"cfs-kernel:find,ls_lR,du_s,tar,stat_chains,readdir_wide,find4 bindfs:find,ls_lR,stat_chains,readdir_wide cfs-kernel-t0:find cfs-collapse:ls_lR,stat_chains cfs-server:stat_chains,readdir_wide"}
 	fi
 	for pair in $PROFILE_PAIRS; do
 		c=${pair%%:*}
@@ -370,7 +377,7 @@ if [ "$PROFILE" = 1 ]; then
 	pr=0
 	[ "$QUICK" = 1 ] && PIN_RUNS=0 || PIN_RUNS=${WALK_PIN_RUNS:-2}
 	while [ $pr -lt "$PIN_RUNS" ]; do
-		for v in unpinned pinned-cpu0 unpinned-loop=libfuse pinned-cpu0-loop=libfuse; do
+		for v in ${WALK_PIN_VARIANTS:-unpinned pinned-cpu0}; do
 			drop_caches
 			case $v in *libfuse) lo="-o loop=libfuse" ;; *) lo= ;; esac
 			case $v in
@@ -405,21 +412,27 @@ if [ "$PROFILE" = 1 ]; then
 	if [ "$QUICK" = 1 ]; then
 		echo "perf: skipped in a quick run" >"$PERF"
 	elif command -v perf >/dev/null && perf record -q -e cpu-clock -o "$W/p.test" true >/dev/null 2>&1; then
-		for c in cfs-kernel cfs-libfuse bindfs; do
+		for c in cfs-kernel cfs-libfuse; do
 			drop_caches
 			start $c default
 			prewarm_tools
 			perf record -q -a -g -e cpu-clock -o "$W/perf.data" -- \
 				sh -c "cd '$ROOT' && find tree >'$W/out/o'" >/dev/null 2>&1 || true
 			stop
+			# system-wide: other tenants' processes show up too; the symbols are restricted to
+			# the walk (find), the daemon and the idle loop (swapper), as % of all samples
 			{
-				echo "=== $c: cold find, perf record -a -g -e cpu-clock (2 vCPU), top symbols by command"
-				perf report -i "$W/perf.data" --stdio --no-children --sort comm,sym 2>/dev/null |
-					grep -E '^ +[0-9.]+%' | head -25
+				echo "=== $c: cold find over /tree, perf record -a -g -e cpu-clock ($(nproc) vCPU)"
+				echo "--- share of all samples per command"
+				perf report -i "$W/perf.data" --stdio --no-children --sort comm 2>/dev/null |
+					grep -E '^ +[0-9.]+%' | head -8
+				echo "--- top symbols of find, chainfs and the idle loop"
+				perf report -i "$W/perf.data" --stdio --no-children --sort comm,sym \
+					--comms find,chainfs,swapper 2>/dev/null | grep -E '^ +[0-9.]+%' | head -20
 				echo "--- callers of the top kernel symbols (-g caller)"
 				perf report -i "$W/perf.data" --stdio --no-children --sort comm,sym \
-					-g caller,0.5,callee --percent-limit 4 2>/dev/null |
-					grep -v '^#' | grep -v '^$' | head -80
+					--comms find,chainfs -g caller,0.5,callee --percent-limit 3 2>/dev/null |
+					grep -v '^#' | grep -v '^$' | head -90
 			} >>"$PERF"
 		done
 		bench_log "walk: perf profiles in $PERF"

@@ -10,9 +10,13 @@
 #                         (FOPEN_CACHE_DIR | FOPEN_KEEP_CACHE is its default then)
 #   CFS_PROTO=noopen      the same for open (NO_OPEN): no OPEN/RELEASE for files
 #   CFS_PROTO=noflush     flush answers ENOSYS: the kernel stops sending FLUSH on close
+#   CFS_PROTO=nodots      readdir leaves out "." and "..": an empty directory's first READDIR
+#                         is then empty and ends the listing (one request instead of two)
 #   CFS_PROTO_SPIN_US=N   pollcore keeps reading /dev/fuse for N µs before it sleeps in poll()
 # and walks /tree (find, ls -lR, tar) with each variant, cold and warm, rounds interleaved,
-# next to tmpfs and base with libfuse's loop. Writes bench/results/walk_whatif.csv and .md.
+# next to tmpfs and base with libfuse's loop; "+ro" mounts read-only (-o ro), which keeps the
+# kernel from invalidating a directory's atime after READDIR. Writes
+# bench/results/walk_whatif.csv and .md.
 #
 # WHATIF_RUNS: rounds (default 3). BENCH_QUICK=1: one round, small tree, tmp/quick.
 set -eu
@@ -58,7 +62,7 @@ DIRS=$(find "$W/tmpfs/copy/tree" -type d | wc -l)
 
 # (noopen and noflush change nothing for find and ls -lR, which open no files: noopendir alone
 # is the same as noopendir+noopen+noflush there)
-VARIANTS="tmpfs base base-libfuse noopendir+noopen+noflush spin50 noopendir+noopen+noflush+spin50"
+VARIANTS="tmpfs base base-libfuse spin50 noopendir+noopen+noflush noopendir+noopen+noflush+ro noopendir+noopen+noflush+nodots"
 runs_w() { # variant workload: does it run?
 	case $2 in tar) case $1 in tmpfs | base | noopendir+noopen+noflush) return 0 ;; *) return 1 ;; esac ;; esac
 	return 0
@@ -67,6 +71,7 @@ runs_w() { # variant workload: does it run?
 vbin() { case $1 in base*) echo "$W/src-base/build/chainfs" ;; *) echo "$W/src-patched/build/chainfs" ;; esac; }
 vproto() { echo "$1" | tr + '\n' | grep -E '^no' | paste -sd, -; }
 vspin() { case $1 in *spin50*) echo 50 ;; *) echo 0 ;; esac; }
+vro() { case $1 in *+ro) echo "-o ro" ;; esac; }
 
 start_v() { # variant [-d]
 	DPID= MNT=
@@ -74,7 +79,7 @@ start_v() { # variant [-d]
 		ROOT=$W/tmpfs/copy
 		return
 	fi
-	lo=
+	lo=$(vro "$1")
 	[ "$1" = base-libfuse ] && lo="-o loop=libfuse"
 	MNT=$W/mnt
 	mkdir -p "$MNT"
