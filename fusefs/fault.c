@@ -19,6 +19,7 @@ struct cfs_fault {
 
 struct cfs_faults {
 	GPtrArray *rules;
+	const char *unsent[CFS_OP_MAX]; /* why an op never reaches us, or NULL */
 };
 
 static const struct {
@@ -87,6 +88,12 @@ bool cfs_faults_active(const struct cfs_faults *f)
 	return f && f->rules->len > 0;
 }
 
+void cfs_faults_unsent(struct cfs_faults *f, enum cfs_op op, const char *why)
+{
+	if (f)
+		f->unsent[op] = why;
+}
+
 static int cfs_op_of(const char *s)
 {
 	if (strcmp(s, "any") == 0 || strcmp(s, "*") == 0)
@@ -151,6 +158,9 @@ int cfs_fault_add(struct cfs_faults *f, const char *args, char **err)
 	if (!bad && (r->op < 0 || !r->glob || (!r->err && !r->delay_ms))) {
 		bad = "needs op=, path= and errno= or delay=";
 		what = "fault add";
+	} else if (!bad && r->op != CFS_OP_MAX && f->unsent[r->op]) {
+		bad = f->unsent[r->op];
+		what = cfs_op_names[r->op];
 	}
 	if (bad) {
 		*err = g_strdup_printf("%s: %s", what, bad);

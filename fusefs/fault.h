@@ -20,6 +20,9 @@ void cfs_faults_free(struct cfs_faults *f);
 int cfs_fault_add(struct cfs_faults *f, const char *args, char **err);
 void cfs_fault_clear(struct cfs_faults *f);
 bool cfs_faults_active(const struct cfs_faults *f);
+/* The kernel never sends OP on this mount (WHY says so, and what to do instead): rules that
+ * name it are refused rather than accepted and never hit. WHY must outlive F. */
+void cfs_faults_unsent(struct cfs_faults *f, enum cfs_op op, const char *why);
 /* Every rule with its counters, as a JSON array. */
 void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b);
 

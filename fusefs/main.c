@@ -3,6 +3,7 @@
  * tree (all of it, before anything is mounted), mount, and serve until unmounted or signalled.
  */
 #include "daemon.h"
+#include "ops.h"
 #include "session.h"
 #include "spec.h"
 
@@ -17,7 +18,7 @@
 enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do */
 
 struct cfs_cmdline {
-	char *follow, *abslinks, *loop, *ctl;
+	char *follow, *abslinks, *loop, *ctl, *opens;
 	int materialize;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout;
 	int default_permissions;
@@ -30,6 +31,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
 	CFS_OPT("follow=%s", follow),
 	CFS_OPT("abslinks=%s", abslinks),
 	CFS_OPT("loop=%s", loop),
+	CFS_OPT("opens=%s", opens),
 	CFS_OPT("ctl=%s", ctl),
 	CFS_OPT("max_nest=%s", max_nest),
 	CFS_OPT("max_total=%s", max_total),
@@ -70,6 +72,9 @@ static void cfs_usage(const char *prog)
 	       "    -o abslinks=inroot|raw kernel mode: absolute targets rewritten to stay\n"
 	       "                           in the mount (inroot, default) or as stored (raw)\n"
 	       "    -o ctl=PATH            control socket path\n"
+	       "    -o opens=skip|answer   skip: the kernel opens files and directories\n"
+	       "                           itself and keeps listings (default); answer:\n"
+	       "                           every open reaches chainfs (to fault opens)\n"
 	       "    -o loop=pollcore|libfuse|libfuse_mt  request loop (default pollcore)\n"
 	       "    --materialize          write SPEC's tree to DIR as real files and exit\n\n",
 	       prog, prog);
@@ -132,11 +137,13 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	static const char *const follows[] = {"kernel", "collapse", "server", NULL};
 	static const char *const loops[] = {"pollcore", "libfuse", "libfuse_mt", NULL};
 	static const char *const abslinks[] = {"inroot", "raw", NULL};
-	int follow = CFS_FOLLOW_KERNEL, loop = CFS_LOOP_POLLCORE, raw = 0;
+	static const char *const opens[] = {"skip", "answer", NULL};
+	int follow = CFS_FOLLOW_KERNEL, loop = CFS_LOOP_POLLCORE, raw = 0, how = CFS_OPENS_SKIP;
 
 	if (cfs_pick("follow", c->follow, follows, &follow) ||
 	    cfs_pick("loop", c->loop, loops, &loop) ||
 	    cfs_pick("abslinks", c->abslinks, abslinks, &raw) ||
+	    cfs_pick("opens", c->opens, opens, &how) ||
 	    cfs_parse_limit("max_nest", c->max_nest, &o->limits.max_nest) ||
 	    cfs_parse_limit("max_total", c->max_total, &o->limits.max_total) ||
 	    cfs_parse_timeout("entry_timeout", c->entry_timeout, &o->entry_timeout) ||
@@ -147,6 +154,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->abslinks_raw = raw;
 	o->default_permissions = c->default_permissions;
 	o->ctl_path = c->ctl;
+	cfs_set_opens((enum cfs_opens)how);
 	return 0;
 }
 
@@ -216,7 +224,7 @@ static void cfs_log(const gchar *domain, GLogLevelFlags level, const gchar *msg,
 
 static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
-	char **strs[] = {&c->follow, &c->abslinks, &c->loop, &c->ctl,
+	char **strs[] = {&c->follow, &c->abslinks, &c->loop, &c->ctl, &c->opens,
 			 &c->max_nest, &c->max_total, &c->entry_timeout, &c->attr_timeout};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);

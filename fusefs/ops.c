@@ -12,6 +12,7 @@
 #include "paths.h"
 
 #include <errno.h>
+#include <glib.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -255,10 +256,87 @@ void cfs_reply_entry(fuse_req_t req, struct cfs_daemon *d, const struct fuse_ent
 		cfs_drop_entry(d, e);
 }
 
+/*
+ * -o opens= (ops.h). What the kernel does after an ENOSYS (fs/fuse/file.c, fuse_file_open):
+ * it sets fc->no_open or fc->no_opendir, never clears them for the connection, and opens
+ * every file with FOPEN_KEEP_CACHE and every directory with FOPEN_KEEP_CACHE |
+ * FOPEN_CACHE_DIR, with no RELEASE or RELEASEDIR to follow. So from the first ENOSYS on,
+ * every listing is kept (in the directory's page cache, fs/fuse/readdir.c) until the
+ * directory changes through the kernel (its version is bumped) or we invalidate its inode,
+ * whatever the follow mode is later. One session per process: the state lives here.
+ */
+static struct {
+	enum cfs_opens how;
+	bool skip_open, skip_opendir; /* decided at INIT, from what the kernel offers */
+	bool listings_kept;           /* an OPENDIR was answered ENOSYS */
+	GArray *resolved;             /* fuse_ino_t of kept listings that show resolved links */
+} cfs_opening;
+
+void cfs_set_opens(enum cfs_opens how)
+{
+	cfs_opening.how = how;
+}
+
+/* A listing served to a kernel that keeps it, which shows links followed (server mode) or
+ * was reached through a link: no request the kernel sees tells it when that goes stale. */
+static void cfs_note_listing(const struct cfs_daemon *d, fuse_ino_t ino)
+{
+	GArray *a = cfs_opening.resolved;
+
+	if (!cfs_opening.listings_kept ||
+	    (d->opts.follow != CFS_FOLLOW_SERVER && !cfs_is_path_id(ino)))
+		return;
+	if (!a)
+		a = cfs_opening.resolved = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t));
+	/* a big directory comes in several READDIRs in a row */
+	if (a->len && g_array_index(a, fuse_ino_t, a->len - 1) == ino)
+		return;
+	g_array_append_val(a, ino);
+}
+
+void cfs_drop_resolved_listings(struct cfs_daemon *d)
+{
+	GArray *a = cfs_opening.resolved;
+
+	/* each listing served costs at most one invalidation: they are forgotten once sent */
+	for (guint i = 0; a && i < a->len; i++)
+		cfs_notify_inode(d->notifier, g_array_index(a, fuse_ino_t, i));
+	if (a)
+		g_array_set_size(a, 0);
+}
+
+void cfs_ops_end(void)
+{
+	if (cfs_opening.resolved)
+		g_array_free(cfs_opening.resolved, TRUE);
+	cfs_opening.resolved = NULL;
+}
+
+static void cfs_init_opens(struct cfs_daemon *d, struct fuse_conn_info *conn)
+{
+	static const char why[] = "the kernel sends none on this mount (-o opens=skip, the "
+				  "default); mount with -o opens=answer to fault or delay it";
+
+	if (cfs_opening.how != CFS_OPENS_SKIP)
+		return;
+	cfs_opening.skip_open = conn->capable & FUSE_CAP_NO_OPEN_SUPPORT;
+	cfs_opening.skip_opendir = conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
+	/* With ATOMIC_O_TRUNC the kernel hands O_TRUNC over in OPEN only and then skips the
+	 * SETATTR (fs/fuse/dir.c, fuse_do_setattr with ATTR_OPEN): without OPEN the file would
+	 * never be truncated. Without it, open(O_TRUNC) sends a SETATTR of size 0. */
+	if (cfs_opening.skip_open) {
+		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
+		cfs_faults_unsent(d->faults, CFS_OP_open, why);
+	}
+	if (cfs_opening.skip_opendir)
+		cfs_faults_unsent(d->faults, CFS_OP_opendir, why);
+}
+
 static void cfs_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct cfs_daemon *d = userdata;
 
+	cfs_init_opens(d, conn);
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	/* A link's body never changes in place (a new link is a new node), so in kernel mode
@@ -381,6 +459,10 @@ static void cfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct cfs_daemon *d = cfs_of(req);
 
 	cfs_count(d, CFS_OP_opendir);
+	if (cfs_opening.skip_opendir) {
+		cfs_opening.listings_kept = true;
+		return cfs_reply_err(req, -ENOSYS);
+	}
 	int err = cfs_fault_errno(d, CFS_OP_opendir, ino, NULL);
 	if (err)
 		return cfs_reply_err(req, err);
@@ -472,6 +554,7 @@ static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	uint32_t child;
 
 	cfs_count(d, plus ? CFS_OP_readdirplus : CFS_OP_readdir);
+	cfs_note_listing(d, ino);
 	b.buf = malloc(size);
 	/* the smallest plus entry takes a little over 128 bytes: a bound on one reply */
 	b.added = plus ? malloc((size / 128 + 1) * sizeof(*b.added)) : NULL;
@@ -520,6 +603,8 @@ static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	uint32_t node = cfs_node(d, ino);
 
 	cfs_count(d, CFS_OP_open);
+	if (cfs_opening.skip_open)
+		return cfs_reply_err(req, -ENOSYS);
 	int ferr = cfs_fault_errno(d, CFS_OP_open, ino, NULL);
 	if (ferr)
 		return cfs_reply_err(req, ferr);
@@ -556,6 +641,15 @@ static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(buf);
 }
 
+/* Everything lives in memory and writes are answered when done: nothing to flush. With
+ * opens=skip, ENOSYS makes the kernel stop sending FLUSH on every close (fc->no_flush). */
+static void cfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	cfs_count(cfs_of(req), CFS_OP_flush);
+	fuse_reply_err(req, cfs_opening.how == CFS_OPENS_SKIP ? ENOSYS : 0);
+}
+
+/* Files made by CREATE are released even with opens=skip (CREATE opens them). */
 static void cfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	cfs_count(cfs_of(req), CFS_OP_release);
@@ -618,6 +712,7 @@ const struct fuse_lowlevel_ops cfs_ops = {
 	.releasedir = cfs_releasedir,
 	.open = cfs_open,
 	.read = cfs_read,
+	.flush = cfs_flush,
 	.release = cfs_release,
 	.statfs = cfs_statfs,
 	.access = cfs_access,

@@ -59,6 +59,23 @@ void cfs_line_applied(struct cfs_daemon *d, const char *line);
 /* After NODE's content or attributes changed: drop other nodeids' caches of it. */
 void cfs_node_changed(struct cfs_daemon *d, uint32_t node, fuse_ino_t except);
 
+/*
+ * -o opens=: what chainfs does with OPEN and OPENDIR, which carry nothing it needs.
+ * SKIP (the default): the first one of each is answered ENOSYS when the kernel offers
+ * NO_OPEN(DIR)_SUPPORT, and the kernel then opens by itself for the rest of the connection,
+ * keeping pages and every listing; FLUSH is answered ENOSYS too. Requests that are never sent
+ * cannot be faulted, so fault rules on open and opendir are refused then.
+ * ANSWER: every OPEN, OPENDIR, FLUSH, RELEASE and RELEASEDIR reaches chainfs.
+ * Set before serving; one session per process.
+ */
+enum cfs_opens { CFS_OPENS_SKIP, CFS_OPENS_ANSWER };
+void cfs_set_opens(enum cfs_opens how);
+/* After a change that may alter how links resolve: the listings the kernel keeps that show
+ * links as their targets (server mode) or were reached through a link are dropped. */
+void cfs_drop_resolved_listings(struct cfs_daemon *d);
+/* Free what the operations kept for the session (after it ended). */
+void cfs_ops_end(void);
+
 /* The operations that change the tree (ops_write.c), added to a table. */
 void cfs_add_write_ops(struct fuse_lowlevel_ops *ops);
 /* Wrap every operation set in OPS in one lock, for libfuse's multi-threaded loop (mt.c). */

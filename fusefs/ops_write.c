@@ -37,6 +37,9 @@ static void cfs_inval_link_body(void *data, uint32_t id)
 
 void cfs_namespace_changed(struct cfs_daemon *d)
 {
+	/* Any mode: a kept listing that shows links followed, or was reached through one, may
+	 * now be wrong, and the kernel saw no request in that directory. */
+	cfs_drop_resolved_listings(d);
 	/* Kernel mode: the kernel sees links as links and follows them itself, so the request
 	 * it sent is all it needs to know, but for answers that depend on where a link is or
 	 * on other links (targets rewritten to stay in the mount): those are dropped. Collapse:
@@ -302,16 +305,10 @@ static void cfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	fuse_reply_write(req, (size_t)n);
 }
 
-/* Everything lives in memory: there is nothing to flush. */
+/* Everything lives in memory: there is nothing to sync. */
 static void cfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	cfs_count(cfs_of(req), CFS_OP_fsync);
-	fuse_reply_err(req, 0);
-}
-
-static void cfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	cfs_count(cfs_of(req), CFS_OP_flush);
 	fuse_reply_err(req, 0);
 }
 
@@ -329,7 +326,6 @@ void cfs_add_write_ops(struct fuse_lowlevel_ops *ops)
 	ops->write = cfs_write;
 	ops->fsync = cfs_fsync;
 	ops->fsyncdir = cfs_fsync;
-	ops->flush = cfs_flush;
 }
 
 static void cfs_inval_referenced(void *data, uint32_t id)
@@ -359,6 +355,8 @@ static void cfs_inval_path_all(void *data, uint64_t parent, const char *name, si
 
 void cfs_invalidate_all(struct cfs_daemon *d)
 {
+	/* every listing is dropped below; this also forgets those noted as resolved */
+	cfs_drop_resolved_listings(d);
 	cfs_notify_inode(d->notifier, CFS_ROOT); /* never counted, always cached */
 	cfs_tree_each_referenced(d->tree, cfs_inval_referenced, d);
 	cfs_paths_each(d->paths, cfs_inval_path_all, d);

@@ -346,6 +346,7 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 		g_warning("session ended: %s", strerror(-err));
 	cfs_notifier_stop(d->notifier);
 	d->notifier = NULL;
+	cfs_ops_end();
 	/* each path entry holds one tree reference of its own besides the kernel's counts */
 	g_debug("%llu lookups outstanding at exit",
 		(unsigned long long)(cfs_tree_total_refs(d->tree) - cfs_paths_count(d->paths) +
