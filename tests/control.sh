@@ -1,7 +1,8 @@
 #!/bin/sh
 # The control socket: every command through chainfsctl and through the raw socket, limits and
 # modes taking effect without a remount, dump reproducing a mutated tree, faults, hostile
-# clients, 200 clients at once, and another uid refused. The daemon runs the ASan build.
+# clients, 200 clients at once, and another uid refused. The daemon runs the ASan build, with
+# -o opens=answer: the faults below delay opens, which the kernel sends only then.
 . "$(dirname "$0")/lib.sh"
 
 CTL=$BUILD/chainfsctl
@@ -11,7 +12,8 @@ ASAN_BIN=$ROOT/build-asan/chainfs
 M=$T/mnt
 SOCK=$T/ctl.sock
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=97
-CHAINFS=$ASAN_BIN mount_cfs "$M" -o "follow=server,ctl=$SOCK" || { fail mount; finish; exit 1; }
+CHAINFS=$ASAN_BIN mount_cfs "$M" -o "follow=server,ctl=$SOCK,opens=answer" ||
+	{ fail mount; finish; exit 1; }
 DPID=$(cat "${XDG_RUNTIME_DIR:-/tmp}/chainfs-$(printf '%s' "$M" | cksum | cut -d' ' -f1).pid")
 
 ctl() {
@@ -163,6 +165,8 @@ M2=$T/mnt2
 mount_cfs "$M2" "$T/dump.spec" || fail "mount the dump"
 check "the dump mounted again is the same tree" timeout 300 diff -r --no-dereference "$M" "$M2"
 check "chainfsctl finds a mount's socket from its mountpoint" has "$("$CTL" "$M2" ping)" version
+check "opens=skip (the default): an open fault is refused, naming the option" \
+	has "$("$CTL" "$M2" fault add op=open path=/x delay=10 2>&1)" "opens=answer"
 check "raw dump" has "$(raw dump)" '"spec":"'
 # A killed daemon leaves its socket behind; the next daemon there replaces it safely.
 sockdir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/chainfs}
