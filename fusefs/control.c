@@ -206,14 +206,15 @@ int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_
 		      const char *path)
 {
 	struct cfs_control *c;
-	int fd = cfs_listen(path), err;
+	int fd = path ? cfs_listen(path) : -1, err = 0;
 
-	if (fd < 0)
+	if (path && fd < 0)
 		return fd;
 	c = g_new0(struct cfs_control, 1);
 	*c = (struct cfs_control){.d = d, .loop = loop, .fd = fd, .path = g_strdup(path)};
 	c->clients = g_hash_table_new_full(NULL, NULL, NULL, cfs_client_free);
-	err = pc_io_add(loop, fd, POLLIN, cfs_on_accept, c);
+	if (fd >= 0)
+		err = pc_io_add(loop, fd, POLLIN, cfs_on_accept, c);
 	if (err) {
 		cfs_control_stop(c);
 		return err;
@@ -233,9 +234,11 @@ void cfs_control_stop(struct cfs_control *c)
 	while (g_hash_table_iter_next(&it, &key, NULL))
 		pc_io_del(c->loop, GPOINTER_TO_INT(key));
 	g_hash_table_destroy(c->clients);
-	pc_io_del(c->loop, c->fd);
-	close(c->fd);
-	unlink(c->path);
+	if (c->fd >= 0) {
+		pc_io_del(c->loop, c->fd);
+		close(c->fd);
+		unlink(c->path);
+	}
 	g_free(c->path);
 	g_free(c);
 }

@@ -16,7 +16,9 @@ enum {
 
 struct cfs_control;
 
-/* Listen on PATH (a stale socket from a dead daemon is replaced; a live one is not). */
+/* Listen on PATH (a stale socket from a dead daemon is replaced; a live one is not).
+ * PATH NULL: no socket, requests come only through cfs_control_handle() (the fuzz target
+ * drives it so, without a mount). */
 int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_loop *loop,
 		      const char *path);
 /* Close every client and the socket, and remove it. */
