@@ -245,6 +245,41 @@ void cfs_control_stop(struct cfs_control *c)
 
 /* ---- replies ---- */
 
+/*
+ * The generated text, made valid JSON whatever the builder was given:
+ * - json-glib copies strings as given, and the fault list holds rule globs as the client
+ *   sent them (cfs_json_str makes its own strings valid, fault.c does not), so invalid UTF-8
+ *   is replaced as cfs_json_str would (outside strings the text is ASCII, and no decoder
+ *   takes an ASCII byte into a sequence, so only string contents change);
+ * - json-glib (1.6 at least) writes U+001F raw inside a string, which JSON forbids (RFC 8259,
+ *   section 7) and strict parsers such as Python's refuse. Without pretty-printing a control
+ *   byte can only stand inside a string, so each one left becomes its \u escape.
+ */
+static char *cfs_json_clean(char *s)
+{
+	const char *p;
+	GString *out;
+
+	if (!g_utf8_validate(s, -1, NULL)) {
+		char *valid = g_utf8_make_valid(s, -1);
+		g_free(s);
+		s = valid;
+	}
+	for (p = s; *p && (unsigned char)*p >= 0x20; p++)
+		;
+	if (!*p)
+		return s;
+	out = g_string_new_len(s, p - s);
+	for (; *p; p++) {
+		if ((unsigned char)*p < 0x20)
+			g_string_append_printf(out, "\\u%04x", (unsigned char)*p);
+		else
+			g_string_append_c(out, *p);
+	}
+	g_free(s);
+	return g_string_free(out, FALSE);
+}
+
 static char *cfs_json_finish(JsonBuilder *b)
 {
 	JsonGenerator *g = json_generator_new();
@@ -258,7 +293,7 @@ static char *cfs_json_finish(JsonBuilder *b)
 	json_node_unref(root);
 	g_object_unref(g);
 	g_object_unref(b);
-	return s;
+	return cfs_json_clean(s);
 }
 
 static JsonBuilder *cfs_json_ok(void)
