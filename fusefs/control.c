@@ -518,6 +518,7 @@ static char *cmd_mode(struct cfs_control *c, const char *args)
 struct cfs_trace_ctx {
 	JsonBuilder *b;
 	struct cfs_daemon *d;
+	uint64_t steps; /* taken, kept or not */
 };
 
 static void cfs_trace_step(void *data, const struct rs_step *s)
@@ -526,6 +527,8 @@ static void cfs_trace_step(void *data, const struct rs_step *s)
 	struct cfs_trace_ctx *t = data;
 	JsonBuilder *b = t->b;
 
+	if (t->steps++ >= CFS_CTL_MAX_STEPS)
+		return;
 	json_builder_begin_object(b);
 	cfs_json_str(b, "step", names[s->kind], -1);
 	if (s->name)
@@ -552,13 +555,15 @@ static char *cmd_resolve(struct cfs_control *c, const char *args)
 		return cfs_json_error("usage: resolve [nofollow] PATH");
 	b = cfs_json_ok();
 	cfs_json_str(b, "path", args, -1);
-	struct cfs_trace_ctx t = {b, c->d};
+	struct cfs_trace_ctx t = {b, c->d, 0};
 	struct rs_ctx ctx = {&cfs_tree_rs_ops, c->d->tree, CFS_ROOT, c->d->opts.limits, NULL,
 			     cfs_trace_step, &t, NULL, NULL};
 	json_builder_set_member_name(b, "steps");
 	json_builder_begin_array(b);
 	int err = rs_resolve(&ctx, CFS_ROOT, args, flags, &res);
 	json_builder_end_array(b);
+	if (t.steps > CFS_CTL_MAX_STEPS)
+		cfs_json_int(b, "steps_omitted", (int64_t)(t.steps - CFS_CTL_MAX_STEPS));
 	if (err) {
 		const char *name = cfs_errno_name(-err);
 		cfs_json_str(b, "errno", name ? name : strerror(-err), -1);
