@@ -1,6 +1,6 @@
 # tests/fuzz/: libFuzzer targets under ASan + UBSan, built with clang into build-fuzz/
 # (whatever CC and BUILD say), so they never mix with build/ or build-asan/ objects.
-#   make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="spec resolve"]   each target N seconds (60)
+#   make fuzz [FUZZ_SECONDS=N] [FUZZ_TARGETS="spec control"]   each target N seconds (60)
 #   make check-fuzz                                           each target 60 s, for `make check`
 # A crash leaves its input in build-fuzz/crashes/ and prints the command that replays it.
 # tests/fuzz/README.md says what each target checks.
@@ -8,7 +8,7 @@
 FUZZ_BUILD := build-fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= spec spec_line resolve
+FUZZ_TARGETS ?= spec spec_line resolve control
 FUZZ_CHECK_SECONDS := 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) \
@@ -18,10 +18,18 @@ FUZZ_LIBS = $(shell pkg-config --libs glib-2.0)
 # Everything the targets exercise is compiled with coverage instrumentation.
 FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o fusefs/tree.o fusefs/spec.o \
 	tests/memtree.o tests/refresolve.o tests/fuzz/fuzz_util.o)
+# control: the daemon's control code without a mount; the FUSE operation files come along
+# for the invalidations it calls (with no notifier they send nothing). Compiled as the
+# daemon's own files are (fusefs/module.mk).
+FUZZ_DAEMON_OBJS := $(addprefix $(FUZZ_BUILD)/fusefs/,control.o fault.o ops.o ops_write.o \
+	links.o paths.o notify.o)
+FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/pollcore/pollcore.o
+$(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
+	-DG_LOG_DOMAIN=\"chainfs\"
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 FUZZ_MAIN_OBJS := $(patsubst %,$(FUZZ_BUILD)/tests/fuzz/fuzz_%.o,$(FUZZ_TARGETS))
 # kept: make would delete them as intermediates of the fuzz_% rule
-.SECONDARY: $(FUZZ_OBJS) $(FUZZ_MAIN_OBJS)
+.SECONDARY: $(FUZZ_OBJS) $(FUZZ_MAIN_OBJS) $(FUZZ_CONTROL_OBJS)
 
 .PHONY: fuzz fuzz-build check-fuzz
 
@@ -39,6 +47,10 @@ check-fuzz: fuzz-build
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LIBS)
 
+$(FUZZ_BUILD)/fuzz_control: $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o $(FUZZ_OBJS) \
+		$(FUZZ_CONTROL_OBJS)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS_FUSE) -lpthread
+
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
@@ -50,20 +62,22 @@ $(FUZZ_BUILD)/%.o: %.c
 FUZZ_COV := $(FUZZ_BUILD)/cov
 FUZZ_COV_SRCS := resolver/resolver.c fusefs/tree.c fusefs/spec.c tests/memtree.c \
 	tests/refresolve.c tests/fuzz/fuzz_util.c
+# what fuzz_control links besides (FUZZ_CONTROL_OBJS), and the libraries they need
+FUZZ_COV_EXTRA_control = $(patsubst $(FUZZ_BUILD)/%.o,%.c,$(FUZZ_CONTROL_OBJS)) \
+	$(CFLAGS_FUSE) $(LIBS_FUSE) -lpthread
 .PHONY: fuzz-cov
 fuzz-cov:
 	@mkdir -p $(FUZZ_COV)
-	@set -e; for t in $(FUZZ_TARGETS); do \
+	@set -e; $(foreach t,$(FUZZ_TARGETS), \
 		$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz -std=c11 -O0 -g -fsanitize=fuzzer \
 			-fprofile-instr-generate -fcoverage-mapping \
-			$$(pkg-config --cflags glib-2.0) -o $(FUZZ_COV)/fuzz_$$t \
-			tests/fuzz/fuzz_$$t.c $(FUZZ_COV_SRCS) $(FUZZ_LIBS); \
-		mkdir -p $(FUZZ_BUILD)/corpus/$$t; \
-		LLVM_PROFILE_FILE=$(FUZZ_COV)/$$t.profraw $(FUZZ_COV)/fuzz_$$t -runs=0 \
-			tests/fuzz/corpus/$$t $(FUZZ_BUILD)/corpus/$$t >/dev/null 2>&1; \
-	done
+			$$(pkg-config --cflags glib-2.0) -o $(FUZZ_COV)/fuzz_$(t) \
+			tests/fuzz/fuzz_$(t).c $(FUZZ_COV_SRCS) $(FUZZ_COV_EXTRA_$(t)) $(FUZZ_LIBS); \
+		mkdir -p $(FUZZ_BUILD)/corpus/$(t); \
+		LLVM_PROFILE_FILE=$(FUZZ_COV)/$(t).profraw $(FUZZ_COV)/fuzz_$(t) -runs=0 \
+			tests/fuzz/corpus/$(t) $(FUZZ_BUILD)/corpus/$(t) >/dev/null 2>&1;)
 	llvm-profdata merge -o $(FUZZ_COV)/all.profdata $(FUZZ_COV)/*.profraw
 	llvm-cov report $(FUZZ_COV)/fuzz_$(firstword $(FUZZ_TARGETS)) \
 		$(foreach t,$(wordlist 2,9,$(FUZZ_TARGETS)),-object $(FUZZ_COV)/fuzz_$(t)) \
 		-instr-profile=$(FUZZ_COV)/all.profdata resolver/resolver.c fusefs/tree.c \
-		fusefs/spec.c tests/refresolve.c
+		fusefs/spec.c tests/refresolve.c $(if $(filter control,$(FUZZ_TARGETS)),fusefs/control.c)

@@ -14,7 +14,7 @@
 set -u
 seconds=${FUZZ_SECONDS:-60}
 build=${FUZZ_BUILD:-build-fuzz}
-targets=${*:-spec spec_line resolve}
+targets=${*:-spec spec_line resolve control}
 src=$(dirname "$0")
 crashes=$build/crashes
 pass=0
@@ -65,6 +65,7 @@ for t in $targets; do
 	case $t in
 	spec | spec_line) dict=-dict=$src/spec.dict ;;
 	resolve) dict=-dict=$src/resolve.dict ;;
+	control) dict=-dict=$src/control.dict ;;
 	esac
 	echo "== fuzz $t: ${seconds}s, corpus $work, log $log"
 	# -rss_limit_mb / -malloc_limit_mb: far above what the bounded targets use, so hitting
