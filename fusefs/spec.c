@@ -1442,7 +1442,7 @@ static int spec_run_numbered(struct spec_ctx *c, const struct spec_line *l,
 {
 	struct spec_node n = nested ? spec_dir_node(c) : spec_file_node(c);
 	char name[RS_NAME_MAX + 1];
-	uint32_t top, cur, id;
+	uint32_t top = 0, cur, id = 0;
 	uint64_t count;
 	int err = spec_count(c, &l->pos[2], nested ? "deep depth" : "wide count", 1,
 			     CFS_SPEC_MAX_NODES - 1, &count);
