@@ -110,6 +110,9 @@ static void print_walk(JsonObject *o)
 		else
 			printf("%*s %c %s\n", depth * 2, "", k, str_of(s, "name"));
 	}
+	if (json_object_has_member(o, "steps_omitted")) /* the daemon keeps the first ones */
+		printf("  ... %" G_GINT64_FORMAT " more steps not shown\n",
+		       json_object_get_int_member(o, "steps_omitted"));
 	if (str_of(o, "errno"))
 		printf("  %s (after %" G_GINT64_FORMAT " links)\n", str_of(o, "errno"),
 		       json_object_get_int_member(o, "links"));

@@ -68,6 +68,14 @@ for mode in server collapse; do
 	expect ELOOP stat "$M/chains/41"
 done
 ctl limits nest=2000 total=2000 >/dev/null
+# a long walk's trace keeps its first 4096 steps (two a link here) and counts the rest
+ctl chain /long 2500 /chains/target >/dev/null
+ctl limits total=3000 >/dev/null
+out=$(ctl resolve long)
+check "a long trace is cut and says so" has "$out" "more steps not shown"
+check "a long trace still ends with the walk's end" has "$out" "2500 links"
+check "raw: steps_omitted" has "$(raw 'resolve long')" '"steps_omitted":9'
+ctl limits total=2000 >/dev/null
 ctl mode kernel >/dev/null
 expect ELOOP stat "$M/chains/1000"
 expect "ok link" lstat "$M/chains/1000"
