@@ -70,7 +70,8 @@ static void cfs_client_flush(struct cfs_client *cl)
 	}
 	if (!cl->out->len && cl->closing)
 		return cfs_client_close(cl);
-	pc_io_mod(cl->ctl->loop, cl->fd, POLLIN | (cl->out->len ? POLLOUT : 0));
+	/* a closing client is not read any more (at its EOF, POLLIN would never stop) */
+	pc_io_mod(cl->ctl->loop, cl->fd, (cl->closing ? 0 : POLLIN) | (cl->out->len ? POLLOUT : 0));
 }
 
 static void cfs_client_reply(struct cfs_client *cl, char *json)
@@ -117,8 +118,15 @@ static void cfs_on_client(struct pc_loop *loop, int fd, int revents, void *data)
 		if (n > 0 && !cl->closing) {
 			g_string_append_len(cl->in, buf, n);
 			cfs_client_lines(cl);
+		} else if (n == 0 && !cl->closing) {
+			/* done sending (shutdown, or `printf ... | socat`): a last request without
+			 * its newline is still one, and the replies go out before the close */
+			if (cl->in->len) {
+				g_string_append_c(cl->in, '\n');
+				cfs_client_lines(cl);
+			}
+			cl->closing = true;
 		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-			/* gone mid-request: what it sent without a newline is dropped with it */
 			return cfs_client_close(cl);
 		}
 	} else if (revents & (POLLHUP | POLLERR | POLLNVAL)) {

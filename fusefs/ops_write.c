@@ -373,9 +373,17 @@ void cfs_line_applied(struct cfs_daemon *d, const char *line)
 	while (*p == '/') {
 		p += strspn(p, "/");
 		size_t n = strcspn(p, "/ \t");
-		if (!n || cfs_tree_lookup(d->tree, dir, p, n, &dir) != 0 ||
-		    cfs_tree_kind(d->tree, dir) != RS_DIR)
+		uint32_t next;
+		if (!n || cfs_tree_lookup(d->tree, dir, p, n, &next) != 0)
 			break;
+		if (cfs_tree_kind(d->tree, next) != RS_DIR) {
+			/* an existing file the line changed (append): its pages and attributes,
+			 * under every nodeid it has */
+			cfs_notify_inode(d->notifier, next);
+			cfs_node_changed(d, next, next);
+			break;
+		}
+		dir = next;
 		cfs_notify_inode(d->notifier, dir);
 		p += n;
 	}

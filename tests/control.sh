@@ -176,6 +176,14 @@ check "chainfsctl finds a mount's socket from its mountpoint" has "$("$CTL" "$M2
 check "opens=skip (the default): an open fault is refused, naming the option" \
 	has "$("$CTL" "$M2" fault add op=open path=/x delay=10 2>&1)" "opens=answer"
 check "raw dump" has "$(raw dump)" '"spec":"'
+check "a last request without its newline is answered" \
+	has "$(printf ping | timeout 30 socat -t 30 - "UNIX-CONNECT:$SOCK")" '"version"'
+# a runtime line that changes a file the kernel holds pages of is seen by the next read
+cat "$M2/mut/f" >/dev/null
+"$CTL" "$M2" append /mut/f '"more\n"' >/dev/null
+check "append: the next read sees the new content" test "$(cat "$M2/mut/f")" = "hello
+more"
+check "append: the next stat sees the new size" test "$(stat -c %s "$M2/mut/f")" -eq 11
 # A killed daemon leaves its socket behind; the next daemon there replaces it safely.
 sockdir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/chainfs}
 sockdir=${sockdir:-/run/chainfs}
