@@ -119,20 +119,6 @@ struct fz_tree_view {
 	char *dump; /* NULL when the dump fails (-E2BIG: a line too long for a spec) */
 };
 
-static struct cfs_tree *fz_base_tree(void)
-{
-	char *err = NULL;
-	struct cfs_tree *t = cfs_tree_new(&fz_budget_alloc);
-
-	if (!t)
-		fz_fail("cfs_tree_new failed");
-	int rc = cfs_spec_load_text(t, "base", fz_base_spec, sizeof(fz_base_spec) - 1,
-				    &fz_spec_defaults, &err);
-	if (rc)
-		fz_fail("the base spec does not load: %d %s", rc, err ? err : "");
-	return t;
-}
-
 static void fz_daemon_start(struct fz_daemon *z)
 {
 	memset(&z->d, 0, sizeof(z->d));
@@ -140,7 +126,7 @@ static void fz_daemon_start(struct fz_daemon *z)
 	z->d.opts.limits = rs_limits_linux;
 	z->d.opts.entry_timeout = -1;
 	z->d.opts.attr_timeout = -1;
-	z->d.tree = fz_base_tree();
+	z->d.tree = fz_tree_of(fz_base_spec, sizeof(fz_base_spec) - 1);
 	z->d.paths = cfs_paths_new();
 	z->d.faults = cfs_faults_new();
 	if (pc_loop_init(&z->loop, NULL) != 0)

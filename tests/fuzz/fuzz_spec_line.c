@@ -40,20 +40,6 @@ static const char fz_base_spec[] =
     "file \"/odd name\\t\\xe9\" \"with \\\"quotes\\\"\\n\" mode=0600\n"
     "dir /empty\n";
 
-static struct cfs_tree *fz_base_tree(void)
-{
-	char *err = NULL;
-	struct cfs_tree *t = cfs_tree_new(&fz_budget_alloc);
-
-	if (!t)
-		fz_fail("cfs_tree_new failed");
-	int rc = cfs_spec_load_text(t, "base", fz_base_spec, sizeof(fz_base_spec) - 1,
-				    &fz_spec_defaults, &err);
-	if (rc)
-		fz_fail("the base spec does not load: %d %s", rc, err ? err : "");
-	return t;
-}
-
 static void fz_check_result(const char *line, int rc, const char *err)
 {
 	if (rc == 0) {
@@ -105,7 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *p = (const char *)data, *end = p + size;
 
 	fz_budget_limit(FZ_LINE_BUDGET);
-	struct cfs_tree *t = fz_base_tree();
+	struct cfs_tree *t = fz_tree_of(fz_base_spec, sizeof(fz_base_spec) - 1);
 	bool going = true;
 
 	if (size > 0 && p[0] == '!') {

@@ -387,3 +387,16 @@ bool fz_check_round_trip(const struct cfs_tree *t)
 	cfs_tree_free(u);
 	return true;
 }
+
+struct cfs_tree *fz_tree_of(const char *spec, size_t len)
+{
+	char *err = NULL;
+	struct cfs_tree *t = cfs_tree_new(&fz_budget_alloc);
+
+	if (!t)
+		fz_fail("cfs_tree_new failed");
+	int rc = cfs_spec_load_text(t, "base", spec, len, &fz_spec_defaults, &err);
+	if (rc)
+		fz_fail("the base spec does not load: %d %s", rc, err ? err : "");
+	return t;
+}

@@ -54,6 +54,9 @@ bool fz_tree_is_small(const struct cfs_tree *t);
  * deterministic, so a crash input replays exactly. */
 extern const struct cfs_spec_defaults fz_spec_defaults;
 
+/* A tree on the budget allocator loaded from SPEC (LEN bytes); fz_fail()s if it does not load. */
+struct cfs_tree *fz_tree_of(const char *spec, size_t len);
+
 /* cfs_spec_dump() into a malloc'ed string; *rc gets its return value (NULL on error). */
 char *fz_dump(const struct cfs_tree *t, int *rc);
 
