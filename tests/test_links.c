@@ -223,6 +223,8 @@ START_TEST(test_kernel_answers_never_leave_and_end_in_root)
 	printf("test_links: %u links, %u answers rewritten, %u walks agree, %u fail alike, "
 	       "%u ELOOP in-root only\n",
 	       n.links, n.rewritten, n.both_ok, n.both_failed, n.loop_only_inroot);
+	if (env)
+		return; /* one replayed tree need not exercise everything */
 	/* the trees must exercise what is tested */
 	ck_assert_uint_gt(n.rewritten, n.links / 20);
 	ck_assert_uint_gt(n.both_ok, n.links / 10);
