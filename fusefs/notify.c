@@ -9,9 +9,9 @@
 #include "notify.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +29,7 @@ struct cfs_notifier {
 	struct cfs_inval *q; /* ring of cap entries */
 	size_t head, count, cap;
 	bool stopping;
+	bool done; /* the thread has left its loop */
 	struct cfs_notify_stats stats;
 };
 
@@ -47,7 +48,8 @@ static void *cfs_notifier_main(void *arg)
 	for (;;) {
 		while (!n->count && !n->stopping)
 			pthread_cond_wait(&n->wake, &n->lock);
-		if (!n->count)
+		/* at the end of the session what is still queued goes with the kernel's caches */
+		if (n->stopping)
 			break;
 		struct cfs_inval iv = n->q[n->head];
 		n->head = (n->head + 1) % n->cap;
@@ -61,6 +63,7 @@ static void *cfs_notifier_main(void *arg)
 		if (err && err != -ENOENT)
 			n->stats.failed++;
 	}
+	n->done = true;
 	pthread_mutex_unlock(&n->lock);
 	return NULL;
 }
@@ -91,14 +94,27 @@ int cfs_notifier_start(struct cfs_notifier **out, struct fuse_session *se)
 	return 0;
 }
 
-void cfs_notifier_stop(struct cfs_notifier *n)
+void cfs_notifier_stopping(struct cfs_notifier *n)
 {
-	if (!n)
-		return;
 	pthread_mutex_lock(&n->lock);
 	n->stopping = true;
 	pthread_cond_signal(&n->wake);
 	pthread_mutex_unlock(&n->lock);
+}
+
+bool cfs_notifier_done(struct cfs_notifier *n)
+{
+	pthread_mutex_lock(&n->lock);
+	bool done = n->done;
+	pthread_mutex_unlock(&n->lock);
+	return done;
+}
+
+void cfs_notifier_stop(struct cfs_notifier *n)
+{
+	if (!n)
+		return;
+	cfs_notifier_stopping(n);
 	pthread_join(n->thread, NULL);
 	for (; n->count; n->count--, n->head = (n->head + 1) % n->cap)
 		free(n->q[n->head].name);

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <linux/fuse.h>
 #include <glib.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -305,6 +306,31 @@ static void cfs_default_timeouts(struct cfs_opts *o)
 		o->attr_timeout = t;
 }
 
+/* The loop has ended, but the notifier may be inside the kernel: an invalidation waits for a
+ * directory's lock, held by a caller whose request waits for an answer only this thread can
+ * give (a mutation in that directory, a stat of the mountpoint by fusermount). Keep answering
+ * requests, one at a time, until the notifier has left, or the session is gone. */
+static void cfs_drain_notifier(struct cfs_daemon *d)
+{
+	struct fuse_buf buf = {0};
+	struct pollfd p = {fuse_session_fd(d->se), POLLIN, 0};
+
+	if (!d->notifier)
+		return;
+	cfs_notifier_stopping(d->notifier);
+	while (!cfs_notifier_done(d->notifier)) {
+		if (poll(&p, 1, 10) <= 0)
+			continue;
+		int n = fuse_session_receive_buf(d->se, &buf);
+		if (n == -EINTR || n == -EAGAIN)
+			continue;
+		if (n <= 0)
+			break; /* unmounted: the notifier's writes fail at once */
+		fuse_session_process_buf(d->se, &buf);
+	}
+	free(buf.mem);
+}
+
 int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 {
 	const char *mnt = d->opts.mountpoint;
@@ -344,6 +370,7 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 		err = cfs_run_libfuse(d, d->opts.loop == CFS_LOOP_LIBFUSE_MT);
 	if (err)
 		g_warning("session ended: %s", strerror(-err));
+	cfs_drain_notifier(d);
 	cfs_notifier_stop(d->notifier);
 	d->notifier = NULL;
 	cfs_ops_end();

@@ -52,4 +52,47 @@ check "a stale socket is left for the next daemon to replace" test -S "$SOCK"
 check "a new mount works" mount_cfs "$M" -o "ctl=$SOCK"
 expect "ok file" stat "$M/chains/40"
 check "its control socket answers" has_ping
+unmount_cfs "$M"
+
+# SIGTERM while links are changed in one directory: the notifier may be in the kernel, waiting
+# for that directory's lock, held by a caller whose request only the daemon answers. The
+# daemon keeps answering until the notifier has left, and exits. 20 rounds, 5 s each at most;
+# the workers stop at a flag file and are killed with their children whatever happens.
+S=$T/stop
+hung=0
+for round in $(seq 20); do
+	mkdir -p "$S"
+	rm -f "$T/halt"
+	"$CHAINFS" -f -o follow=server,ctl=none "$S" 2>>"$T/stop.log" &
+	daemon=$!
+	PIDS="$PIDS $daemon"
+	for i in $(seq 100); do mountpoint -q "$S" && break; sleep 0.05; done
+	mkdir -p "$S/d/sub"
+	(
+		while [ ! -e "$T/halt" ]; do
+			ln -sfn sub "$S/d/l"; mv "$S/d/l" "$S/d/l2"; touch "$S/d/f"; ls "$S/d"
+		done >/dev/null 2>&1
+	) &
+	workers=$!
+	(
+		while [ ! -e "$T/halt" ]; do
+			stat -L "$S/d/l2"; mkdir "$S/d/x"; rmdir "$S/d/x"
+		done >/dev/null 2>&1
+	) &
+	workers="$workers $!"
+	PIDS="$PIDS $workers"
+	sleep 0.3
+	kill -TERM "$daemon"
+	for i in $(seq 100); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
+	kill -0 "$daemon" 2>/dev/null && hung=$((hung + 1))
+	touch "$T/halt"
+	for w in $workers; do
+		pkill -9 -P "$w" 2>/dev/null
+		kill -9 "$w" 2>/dev/null
+	done
+	fusermount3 -u -z "$S" 2>/dev/null
+	kill -9 "$daemon" 2>/dev/null
+	wait "$daemon" $workers 2>/dev/null
+done
+check "SIGTERM during changes: the daemon ends every time ($hung of 20 hung)" test "$hung" -eq 0
 finish
