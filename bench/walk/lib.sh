@@ -112,34 +112,31 @@ bench_wait_mount() {
 cfs_mount() {
 	_mnt=$1 _log=$2
 	shift 2
-	mkdir -p "$_mnt"
-	_t0=$(date +%s%N)
-	setsid "$BUILD/chainfs" -f "$@" "$_mnt" </dev/null >"$_log" 2>&1 &
-	DPID=$!
-	BENCH_PIDS="$DPID $BENCH_PIDS"
-	BENCH_MOUNTS="$_mnt $BENCH_MOUNTS"
-	if ! bench_wait_mount "$_mnt" "$DPID" "$MOUNT_TIMEOUT" "$_t0"; then
-		cat "$_log" >&2
-		bench_umount "$_mnt" "$DPID"
-		bench_die "chainfs $* did not mount $_mnt within ${MOUNT_TIMEOUT}s"
-	fi
-	MOUNT_NS=$(($(date +%s%N) - _t0))
+	bench_daemon "$_mnt" "$_log" "chainfs $*" "$BUILD/chainfs" -f "$@" "$_mnt"
 }
 
 # bindfs_mount SRC MNT LOG [bindfs args...]: bindfs in the foreground (background job).
 bindfs_mount() {
 	_src=$1 _mnt=$2 _log=$3
 	shift 3
+	bench_daemon "$_mnt" "$_log" bindfs bindfs -f "$@" "$_src" "$_mnt"
+}
+
+# bench_daemon MNT LOG NAME CMD...: start a FUSE daemon in the foreground (its own session,
+# a background job), wait until MNT answers; DPID and MOUNT_NS (start to answering) are set.
+bench_daemon() {
+	_mnt=$1 _log=$2 _name=$3
+	shift 3
 	mkdir -p "$_mnt"
 	_t0=$(date +%s%N)
-	setsid bindfs -f "$@" "$_src" "$_mnt" </dev/null >"$_log" 2>&1 &
+	setsid "$@" </dev/null >"$_log" 2>&1 &
 	DPID=$!
 	BENCH_PIDS="$DPID $BENCH_PIDS"
 	BENCH_MOUNTS="$_mnt $BENCH_MOUNTS"
 	if ! bench_wait_mount "$_mnt" "$DPID" "$MOUNT_TIMEOUT" "$_t0"; then
 		cat "$_log" >&2
 		bench_umount "$_mnt" "$DPID"
-		bench_die "bindfs did not mount $_mnt within ${MOUNT_TIMEOUT}s"
+		bench_die "$_name did not mount $_mnt within ${MOUNT_TIMEOUT}s"
 	fi
 	MOUNT_NS=$(($(date +%s%N) - _t0))
 }
