@@ -403,6 +403,11 @@ static void cfs_stats_pollcore(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_int(b, "waits_heap", (int64_t)(s.waits_heap - c->pc_base.waits_heap));
 	cfs_json_int(b, "heap_allocs", (int64_t)(s.heap_allocs - c->pc_base.heap_allocs));
 	cfs_json_int(b, "largest_table", s.largest_table);
+	cfs_json_int(b, "spin_us", c->d->opts.spin_us);
+	cfs_json_int(b, "spins", (int64_t)(s.spins - c->pc_base.spins));
+	cfs_json_int(b, "spin_hits", (int64_t)(s.spin_hits - c->pc_base.spin_hits));
+	cfs_json_int(b, "spin_polls", (int64_t)(s.spin_polls - c->pc_base.spin_polls));
+	cfs_json_int(b, "spin_skips", (int64_t)(s.spin_skips - c->pc_base.spin_skips));
 	cfs_json_int(b, "fds", fds);
 	/* outside a pass the table is inline exactly when its entries fit (pc.h) */
 	cfs_json_str(b, "table", fds <= PC_INLINE_FDS ? "inline" : "heap", -1);

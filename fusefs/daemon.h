@@ -34,9 +34,15 @@ enum cfs_loop_kind {
 	CFS_LOOP_LIBFUSE_MT,
 };
 
+/* -o spin: long enough to cover a walker's wake-up on a VM whose idle vCPUs halt (bench/README.md
+ * has the measurements), short enough that an idle daemon costs nothing: it spins only after
+ * work, at most this long. */
+enum { CFS_SPIN_DEFAULT_US = 50 };
+
 struct cfs_opts {
 	enum cfs_follow follow;
 	enum cfs_loop_kind loop;
+	uint32_t spin_us;     /* pollcore's busy-poll window (pc_loop_set_spin) */
 	struct rs_limits limits;
 	double entry_timeout; /* < 0: chosen per mode */
 	double attr_timeout;

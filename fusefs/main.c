@@ -3,6 +3,7 @@
  * tree (all of it, before anything is mounted), mount, and serve until unmounted or signalled.
  */
 #include "daemon.h"
+#include "pc.h"
 #include "ops.h"
 #include "session.h"
 #include "spec.h"
@@ -18,7 +19,7 @@
 enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do */
 
 struct cfs_cmdline {
-	char *follow, *abslinks, *loop, *ctl, *opens;
+	char *follow, *abslinks, *loop, *ctl, *opens, *spin;
 	int materialize;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout;
 	int default_permissions;
@@ -32,6 +33,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
 	CFS_OPT("abslinks=%s", abslinks),
 	CFS_OPT("loop=%s", loop),
 	CFS_OPT("opens=%s", opens),
+	CFS_OPT("spin=%s", spin),
 	CFS_OPT("ctl=%s", ctl),
 	CFS_OPT("max_nest=%s", max_nest),
 	CFS_OPT("max_total=%s", max_total),
@@ -76,13 +78,15 @@ static void cfs_usage(const char *prog)
 	       "                           itself and keeps listings (default); answer:\n"
 	       "                           every open reaches chainfs (to fault opens)\n"
 	       "    -o loop=pollcore|libfuse|libfuse_mt  request loop (default pollcore)\n"
+	       "    -o spin=USEC           pollcore: after a request, poll without sleeping\n"
+	       "                           this long for the next (default %d; 0: never)\n"
 	       "    --materialize          write SPEC's tree to DIR as real files and exit\n\n",
-	       prog, prog);
+	       prog, prog, CFS_SPIN_DEFAULT_US);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }
 
-static int cfs_parse_limit(const char *name, const char *s, uint32_t *out)
+static int cfs_parse_uint(const char *name, const char *s, uint32_t max, uint32_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -91,9 +95,8 @@ static int cfs_parse_limit(const char *name, const char *s, uint32_t *out)
 		return 0;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || s[0] == '-' || v > RS_LIMIT_MAX) {
-		fprintf(stderr, "chainfs: %s=%s: expected a number from 0 to %d\n", name, s,
-			RS_LIMIT_MAX);
+	if (errno || end == s || *end || s[0] == '-' || v > max) {
+		fprintf(stderr, "chainfs: %s=%s: expected a number from 0 to %u\n", name, s, max);
 		return -EINVAL;
 	}
 	*out = (uint32_t)v;
@@ -144,8 +147,9 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	    cfs_pick("loop", c->loop, loops, &loop) ||
 	    cfs_pick("abslinks", c->abslinks, abslinks, &raw) ||
 	    cfs_pick("opens", c->opens, opens, &how) ||
-	    cfs_parse_limit("max_nest", c->max_nest, &o->limits.max_nest) ||
-	    cfs_parse_limit("max_total", c->max_total, &o->limits.max_total) ||
+	    cfs_parse_uint("max_nest", c->max_nest, RS_LIMIT_MAX, &o->limits.max_nest) ||
+	    cfs_parse_uint("max_total", c->max_total, RS_LIMIT_MAX, &o->limits.max_total) ||
+	    cfs_parse_uint("spin", c->spin, PC_MAX_SPIN_US, &o->spin_us) ||
 	    cfs_parse_timeout("entry_timeout", c->entry_timeout, &o->entry_timeout) ||
 	    cfs_parse_timeout("attr_timeout", c->attr_timeout, &o->attr_timeout))
 		return -EINVAL;
@@ -224,7 +228,7 @@ static void cfs_log(const gchar *domain, GLogLevelFlags level, const gchar *msg,
 
 static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
-	char **strs[] = {&c->follow, &c->abslinks, &c->loop, &c->ctl, &c->opens,
+	char **strs[] = {&c->follow, &c->abslinks, &c->loop, &c->ctl, &c->opens, &c->spin,
 			 &c->max_nest, &c->max_total, &c->entry_timeout, &c->attr_timeout};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
@@ -238,7 +242,8 @@ int main(int argc, char *argv[])
 	struct fuse_cmdline_opts fo = {0};
 	struct cfs_cmdline c = {0};
 	struct cfs_daemon d = {.opts = {.limits = {RS_DEFAULT_NEST, RS_DEFAULT_TOTAL},
-					.entry_timeout = -1, .attr_timeout = -1}};
+					.entry_timeout = -1, .attr_timeout = -1,
+					.spin_us = CFS_SPIN_DEFAULT_US}};
 	int rc = CFS_EXIT_USAGE;
 
 	g_log_set_handler("chainfs", G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION,

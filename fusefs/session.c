@@ -211,6 +211,7 @@ static int cfs_run_pollcore(struct cfs_daemon *d)
 	err = pc_loop_init(&s->loop, NULL);
 	if (err)
 		goto out;
+	pc_loop_set_spin(&s->loop, d->opts.spin_us, 0); /* bounded by the option's parser */
 	if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) == -1) {
 		err = -errno;
 		goto out_loop;

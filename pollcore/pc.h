@@ -69,6 +69,10 @@ struct pc_stats {
 	uint64_t waits_heap;	/* ... made on the heap table */
 	uint64_t heap_allocs;	/* successful allocations through the allocator */
 	uint32_t largest_table; /* most entries the pollfd table ever held */
+	uint64_t spins;		/* busy-polling phases before a wait (pc_loop_set_spin) */
+	uint64_t spin_hits;	/* ... that found an fd ready, so the wait was skipped */
+	uint64_t spin_polls;	/* zero-timeout poll() calls they made (not in waits) */
+	uint64_t spin_skips;	/* spins not started: no CPU to spare */
 };
 
 /* Intrusive list link; private. */
@@ -117,6 +121,13 @@ struct pc_loop {
 	bool in_pass;	  /* dispatching fd callbacks: removal leaves a hole */
 	bool running;	  /* inside pc_run_once() */
 	bool stopped;
+	bool worked;	     /* the last pass called an fd callback: worth spinning after */
+	bool spin_always;    /* pc_loop_set_spin() */
+	uint32_t spin_us;
+	int loadfd;	     /* /proc/loadavg, opened by the first spin; -1 */
+	long cpus;	     /* online when the spin was set; <= 0 unknown */
+	bool spare;	     /* last sample: a CPU to spare */
+	uint64_t spare_at_ns; /* when it was taken */
 	int sigfd;	     /* -1 until a signal is watched */
 	uint64_t sigwatched; /* bit signo-1: watched by this loop */
 	uint64_t sigblocked; /* bit signo-1: blocked by us, to unblock when unwatched */
@@ -149,6 +160,21 @@ int pc_run_once(struct pc_loop *loop, int timeout_ms);
 int pc_run(struct pc_loop *loop);
 void pc_stop(struct pc_loop *loop);
 void pc_loop_stats(const struct pc_loop *loop, struct pc_stats *out);
+
+/*
+ * Busy-poll for up to SPIN_US microseconds before a wait that would sleep, after a pass that
+ * called an fd callback: zero-timeout poll()s, each a syscall, until an fd is ready. A peer
+ * that answers within the window (a caller's next request on a synchronous walk) then finds the
+ * loop awake instead of paying for its wake-up, which on a virtual machine whose idle vCPUs halt
+ * costs tens of microseconds. An idle loop never spins: one pass without fd work ends it.
+ * Nor does a loop on a busy machine: a spin starts only while the kernel's count of runnable
+ * tasks (/proc/loadavg, sampled at most once a millisecond) leaves a CPU for it, so spinning
+ * does not take time from tasks that have work; PC_SPIN_ALWAYS drops that check (a loop with a
+ * CPU of its own). A spin delays timers and the pass's timeout by at most SPIN_US.
+ * SPIN_US 0 (the default) never spins. -EINVAL above PC_MAX_SPIN_US or for unknown FLAGS.
+ */
+enum { PC_MAX_SPIN_US = 1000000, PC_SPIN_ALWAYS = 1 };
+int pc_loop_set_spin(struct pc_loop *loop, uint32_t spin_us, unsigned flags);
 
 /*
  * Fds. One watcher per fd, keyed by the fd; the loop stores cb and data and never closes fd.

@@ -17,9 +17,11 @@
 #include "pc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -601,6 +603,7 @@ int pc_loop_init(struct pc_loop *loop, const struct pc_alloc *alloc)
 	loop->slots = loop->inline_slots;
 	loop->cap = PC_INLINE_FDS;
 	loop->sigfd = -1;
+	loop->loadfd = -1;
 	loop->timers.prev = loop->timers.next = &loop->timers;
 	loop->due.prev = loop->due.next = &loop->due;
 	if (alloc)
@@ -614,6 +617,9 @@ int pc_loop_destroy(struct pc_loop *loop)
 		return -EBUSY;
 	while (loop->signals)
 		pc_signal_stop(loop, loop->signals);
+	if (loop->loadfd >= 0)
+		close(loop->loadfd);
+	loop->loadfd = -1;
 	while (loop->timers.next != &loop->timers)
 		pc_timer_stop(loop, pc_timer_of(loop->timers.next));
 	if (!pc_is_inline(loop)) {
@@ -639,6 +645,16 @@ void pc_loop_stats(const struct pc_loop *loop, struct pc_stats *out)
 	*out = loop->stats;
 }
 
+int pc_loop_set_spin(struct pc_loop *loop, uint32_t spin_us, unsigned flags)
+{
+	if (spin_us > PC_MAX_SPIN_US || (flags & ~(unsigned)PC_SPIN_ALWAYS))
+		return -EINVAL;
+	loop->spin_us = spin_us;
+	loop->spin_always = flags & PC_SPIN_ALWAYS;
+	loop->cpus = sysconf(_SC_NPROCESSORS_ONLN); /* a file read: not once per sample */
+	return 0;
+}
+
 /* Index of the first entry from I with revents set; the caller knows one exists below N.
  * Most entries are idle, so they are skipped four at a time. */
 static uint32_t pc_next_ready(const struct pollfd *pfds, uint32_t i, uint32_t n)
@@ -662,6 +678,7 @@ static void pc_dispatch_io(struct pc_loop *loop, int ready)
 	uint32_t n = loop->count;
 
 	loop->in_pass = true;
+	loop->worked = true;
 	for (uint32_t i = 0; ready > 0; i++, ready--) {
 		struct pollfd *p;
 		int revents;
@@ -685,6 +702,60 @@ static void pc_count_wait(struct pc_loop *loop)
 		loop->stats.waits_inline++;
 	else
 		loop->stats.waits_heap++;
+}
+
+enum { PC_SPARE_SAMPLE_NS = 1000000 };
+
+/* Runnable tasks, this one included, from /proc/loadavg ("0.52 0.58 0.59 2/345 12345");
+ * -1 if it cannot be read. */
+static long pc_runnable(struct pc_loop *loop)
+{
+	char buf[128];
+	long running;
+	ssize_t n;
+
+	if (loop->loadfd < 0)
+		loop->loadfd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	n = loop->loadfd < 0 ? -1 : pread(loop->loadfd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return sscanf(buf, "%*s %*s %*s %ld/", &running) == 1 ? running : -1;
+}
+
+/* Whether a spin would only use a CPU nobody else is waiting for. A file read costs a few
+ * spin polls, so the answer is kept for a millisecond. Unreadable: yes, the window bounds it. */
+static bool pc_cpu_spare(struct pc_loop *loop, uint64_t now_ns)
+{
+	if (loop->spare_at_ns && now_ns - loop->spare_at_ns < PC_SPARE_SAMPLE_NS)
+		return loop->spare;
+	long running = pc_runnable(loop);
+
+	loop->spare = running < 0 || loop->cpus <= 0 || running <= loop->cpus;
+	loop->spare_at_ns = now_ns;
+	return loop->spare;
+}
+
+/* Zero-timeout polls for up to spin_us: what is ready, 0 if nothing came, or -errno. */
+static int pc_spin(struct pc_loop *loop)
+{
+	uint64_t now_ns = pc_now_ns(), end_ns = now_ns + (uint64_t)loop->spin_us * 1000;
+
+	if (!loop->spin_always && !pc_cpu_spare(loop, now_ns)) {
+		loop->stats.spin_skips++;
+		return 0;
+	}
+	loop->stats.spins++;
+	do {
+		int ready = poll(loop->pfds, loop->count, 0);
+
+		loop->stats.spin_polls++;
+		if (ready > 0)
+			loop->stats.spin_hits++;
+		if (ready > 0 || (ready < 0 && errno != EINTR))
+			return ready < 0 ? -errno : ready;
+	} while (pc_now_ns() < end_ns);
+	return 0;
 }
 
 /* One poll(); EINTR waits again for what is left of TIMEOUT_MS (measured from NOW_NS, which
@@ -722,7 +793,12 @@ int pc_run_once(struct pc_loop *loop, int timeout_ms)
 	if (timeout_ms < 0 && !loop->count)
 		return 0;
 	loop->running = true;
-	ready = pc_wait(loop, timeout_ms, now_ns);
+	ready = 0;
+	if (loop->spin_us && loop->worked && timeout_ms != 0)
+		ready = pc_spin(loop);
+	loop->worked = false;
+	if (ready == 0)
+		ready = pc_wait(loop, timeout_ms, now_ns);
 	if (ready > 0)
 		pc_dispatch_io(loop, ready);
 	if (ready >= 0)

@@ -88,9 +88,35 @@ bad_option max_total=-1
 bad_option max_total=10000000000
 bad_option entry_timeout=soon
 bad_option abslinks=maybe
+bad_option spin=fast
+bad_option spin=1000001
 bad_option no_such_option
 check "--help exits 0" "$CHAINFS" --help >/dev/null
 check "--version names chainfs" sh -c "'$CHAINFS' --version | grep -q chainfs"
+
+# -o spin: the loop's busy-poll window, shown by `stats`; 0 never spins, the default (50 us)
+# spins after requests, or declines to when every CPU has work.
+# pc STAT: that pollcore figure from `stats` of the mount at $M
+pc() {
+	timeout 30 "$BUILD/chainfsctl" -s "$T/ctl.sock" stats |
+		awk -v k="$1" '/^pollcore:/ { s = 1; next } /^[a-z]/ { s = 0 } s && $1 == k { print $2 }'
+}
+for spin in 0 default; do
+	opt="ctl=$T/ctl.sock"
+	[ $spin = 0 ] && opt="$opt,spin=0"
+	check "mount with spin=$spin" mount_cfs "$M" -o "$opt"
+	find "$M/tree" -maxdepth 3 >/dev/null
+	tried=$(($(pc spins) + $(pc spin_skips)))
+	if [ $spin = 0 ]; then
+		check "spin=0: stats shows it" test "$(pc spin_us)" = 0
+		check "spin=0: never spun ($tried)" test "$tried" -eq 0
+	else
+		check "default spin is 50 us" test "$(pc spin_us)" = 50
+		check "default: a walk spins or declines to ($tried)" test "$tried" -gt 0
+		check "spin hits are spins" test "$(pc spin_hits)" -le "$(pc spins)"
+	fi
+	unmount_cfs "$M"
+done
 
 # /etc/fstab style, through mount.fuse3: TYPE#SOURCE with @default for the embedded tree.
 check "mount -t fuse chainfs#@default" mount -t fuse "$CHAINFS#@default" "$M" -o follow=kernel

@@ -8,7 +8,11 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -554,6 +558,16 @@ static int start_timer_without_callback(struct pc_loop *loop, int fd)
 	return pc_timer_start(loop, &t, 1, 0);
 }
 
+static int spin_too_long(struct pc_loop *loop, int fd)
+{
+	return pc_loop_set_spin(loop, PC_MAX_SPIN_US + 1, 0);
+}
+
+static int spin_unknown_flag(struct pc_loop *loop, int fd)
+{
+	return pc_loop_set_spin(loop, 10, PC_SPIN_ALWAYS << 1);
+}
+
 static const struct {
 	const char *name;
 	int (*call)(struct pc_loop *loop, int fd);
@@ -571,6 +585,8 @@ static const struct {
     {"watch glibc's signal 32", watch_glibc_internal_signal, -EINVAL},
     {"watch a watched signal", watch_signal_twice, -EEXIST},
     {"start a timer without callback", start_timer_without_callback, -EINVAL},
+    {"spin past the maximum", spin_too_long, -EINVAL},
+    {"spin with an unknown flag", spin_unknown_flag, -EINVAL},
 };
 
 START_TEST(test_invalid_calls_return_negative_errno)
@@ -1509,6 +1525,183 @@ START_TEST(test_eintr_restarts_the_wait_with_the_remaining_timeout)
 }
 END_TEST
 
+/* ---- spinning ---- */
+
+static void read_byte_cb(struct pc_loop *loop, int fd, int revents, void *data)
+{
+	struct rec *r = data;
+	char c;
+
+	r->calls++;
+	r->revents = revents;
+	if (read(fd, &c, 1) != 1)
+		r->fd = -1; /* reported readable with nothing to read: the test sees it */
+}
+
+/* A loop spinning SPIN_US with FLAGS, watching a pipe, after one pass that did fd work (the
+ * work a spin follows). */
+static void spin_open(struct pc_loop *loop, int p[2], struct rec *r, uint32_t spin_us,
+		      unsigned flags)
+{
+	init_loop(loop, NULL);
+	make_pipe(p);
+	ck_assert_int_eq(pc_loop_set_spin(loop, spin_us, flags), 0);
+	ck_assert_int_eq(pc_io_add(loop, p[0], POLLIN, read_byte_cb, r), 0);
+	put_byte(p[1]);
+	ck_assert_int_eq(pc_run_once(loop, WAIT_MS), 0);
+	ck_assert_int_eq(r->calls, 1);
+	ck_assert_uint_eq(stats_of(loop).waits, 1);
+}
+
+struct late_write {
+	pthread_t thread;
+	int fd;
+	long delay_ms;
+};
+
+static void *late_write_main(void *arg)
+{
+	struct late_write *w = arg;
+	struct timespec ts = {w->delay_ms / 1000, (w->delay_ms % 1000) * 1000000};
+
+	nanosleep(&ts, NULL);
+	return (void *)(intptr_t)write(w->fd, "x", 1);
+}
+
+static void late_write_start(struct late_write *w, int fd, long delay_ms)
+{
+	*w = (struct late_write){.fd = fd, .delay_ms = delay_ms};
+	ck_assert_int_eq(pthread_create(&w->thread, NULL, late_write_main, w), 0);
+}
+
+static void late_write_join(struct late_write *w)
+{
+	void *wrote;
+
+	ck_assert_int_eq(pthread_join(w->thread, &wrote), 0);
+	ck_assert_int_eq((intptr_t)wrote, 1);
+}
+
+START_TEST(test_spin_catches_an_fd_that_becomes_ready_within_the_window)
+{
+	struct pc_loop loop;
+	struct rec r = {0};
+	struct late_write w;
+	struct timespec t0;
+	struct pc_stats s;
+	int p[2];
+
+	spin_open(&loop, p, &r, PC_MAX_SPIN_US, PC_SPIN_ALWAYS);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	late_write_start(&w, p[1], 20);
+	ck_assert_int_eq(pc_run_once(&loop, WAIT_MS), 0);
+	late_write_join(&w);
+	ck_assert_int_eq(r.calls, 2);
+	ck_assert_int_eq(r.fd, 0);
+	ck_assert_int_ge(ms_since(&t0), 19);
+	s = stats_of(&loop);
+	ck_assert_uint_eq(s.waits, 1); /* the byte came while spinning: no sleeping wait */
+	ck_assert_uint_eq(s.spins, 1);
+	ck_assert_uint_eq(s.spin_hits, 1);
+	ck_assert_uint_ge(s.spin_polls, 2);
+	ck_assert_uint_eq(s.spin_skips, 0);
+	pc_loop_destroy(&loop);
+	close_pair(p);
+}
+END_TEST
+
+START_TEST(test_spin_that_sees_nothing_ends_in_a_sleeping_wait)
+{
+	struct pc_loop loop;
+	struct rec r = {0};
+	struct timespec t0;
+	struct pc_stats s;
+	int p[2];
+
+	spin_open(&loop, p, &r, 20000, PC_SPIN_ALWAYS);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(pc_run_once(&loop, QUIET_MS), 0);
+	ck_assert_int_ge(ms_since(&t0), 20 + QUIET_MS - 1);
+	ck_assert_int_eq(r.calls, 1);
+	s = stats_of(&loop);
+	ck_assert_uint_eq(s.spins, 1);
+	ck_assert_uint_eq(s.spin_hits, 0);
+	ck_assert_uint_eq(s.waits, 2);
+	pc_loop_destroy(&loop);
+	close_pair(p);
+}
+END_TEST
+
+/* Spinning follows fd work only: not a fresh loop, not a zero-timeout pass, and not a pass
+ * after one that found nothing. */
+START_TEST(test_loop_spins_only_right_after_fd_work)
+{
+	struct pc_loop loop;
+	struct rec r = {0};
+	int p[2];
+
+	init_loop(&loop, NULL);
+	make_pipe(p);
+	ck_assert_int_eq(pc_loop_set_spin(&loop, PC_MAX_SPIN_US, PC_SPIN_ALWAYS), 0);
+	ck_assert_int_eq(pc_io_add(&loop, p[0], POLLIN, read_byte_cb, &r), 0);
+	ck_assert_int_eq(pc_run_once(&loop, QUIET_MS), 0); /* fresh: nothing done yet */
+	ck_assert_uint_eq(stats_of(&loop).spins, 0);
+	put_byte(p[1]);
+	ck_assert_int_eq(pc_run_once(&loop, WAIT_MS), 0);
+	ck_assert_int_eq(r.calls, 1);
+	ck_assert_int_eq(pc_run_once(&loop, 0), 0); /* zero timeout: no spin */
+	ck_assert_uint_eq(stats_of(&loop).spins, 0);
+	ck_assert_int_eq(pc_run_once(&loop, QUIET_MS), 0); /* the pass before found nothing */
+	ck_assert_uint_eq(stats_of(&loop).spins, 0);
+	ck_assert_uint_eq(stats_of(&loop).waits, 4);
+	pc_loop_destroy(&loop);
+	close_pair(p);
+}
+END_TEST
+
+static atomic_bool busy_run;
+
+static void *busy_main(void *arg)
+{
+	atomic_fetch_add((atomic_int *)arg, 1);
+	while (atomic_load(&busy_run))
+		;
+	return NULL;
+}
+
+/* With more runnable threads than CPUs, a spin would take time from them: it is skipped. */
+START_TEST(test_spin_is_skipped_while_every_cpu_has_work)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN) + 1;
+	pthread_t *busy = calloc((size_t)n, sizeof(*busy));
+	atomic_int started = 0;
+	struct pc_loop loop;
+	struct rec r = {0};
+	struct timespec t0;
+	int p[2];
+
+	ck_assert_ptr_nonnull(busy);
+	atomic_store(&busy_run, true);
+	for (long i = 0; i < n; i++)
+		ck_assert_int_eq(pthread_create(&busy[i], NULL, busy_main, &started), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (atomic_load(&started) < n && ms_since(&t0) < WAIT_MS)
+		sched_yield();
+	spin_open(&loop, p, &r, PC_MAX_SPIN_US, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(pc_run_once(&loop, QUIET_MS), 0);
+	ck_assert_int_lt(ms_since(&t0), 500); /* no one-second spin */
+	atomic_store(&busy_run, false);
+	for (long i = 0; i < n; i++)
+		pthread_join(busy[i], NULL);
+	free(busy);
+	ck_assert_uint_eq(stats_of(&loop).spin_skips, 1);
+	ck_assert_uint_eq(stats_of(&loop).spins, 0);
+	pc_loop_destroy(&loop);
+	close_pair(p);
+}
+END_TEST
+
 /* ---- suite ---- */
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -1522,6 +1715,7 @@ static Suite *pollcore_suite(void)
 	TCase *alloc = tcase_create("allocation");
 	TCase *timers = tcase_create("timers");
 	TCase *sigs = tcase_create("signals");
+	TCase *spin = tcase_create("spinning");
 
 	tcase_add_test(io, test_pipe_read_end_is_readable_after_write);
 	tcase_add_test(io, test_pipe_write_end_is_writable);
@@ -1593,7 +1787,13 @@ static Suite *pollcore_suite(void)
 	suite_add_tcase(s, scale);
 	suite_add_tcase(s, alloc);
 	suite_add_tcase(s, timers);
+	tcase_add_test(spin, test_spin_catches_an_fd_that_becomes_ready_within_the_window);
+	tcase_add_test(spin, test_spin_that_sees_nothing_ends_in_a_sleeping_wait);
+	tcase_add_test(spin, test_loop_spins_only_right_after_fd_work);
+	tcase_add_test(spin, test_spin_is_skipped_while_every_cpu_has_work);
+
 	suite_add_tcase(s, sigs);
+	suite_add_tcase(s, spin);
 	return s;
 }
 
