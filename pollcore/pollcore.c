@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -651,7 +652,7 @@ int pc_loop_set_spin(struct pc_loop *loop, uint32_t spin_us, unsigned flags)
 		return -EINVAL;
 	loop->spin_us = spin_us;
 	loop->spin_always = flags & PC_SPIN_ALWAYS;
-	loop->cpus = sysconf(_SC_NPROCESSORS_ONLN); /* a file read: not once per sample */
+	loop->cpus = sysconf(_SC_NPROCESSORS_ONLN); /* if the affinity cannot be read */
 	return 0;
 }
 
@@ -723,15 +724,27 @@ static long pc_runnable(struct pc_loop *loop)
 	return sscanf(buf, "%*s %*s %*s %ld/", &running) == 1 ? running : -1;
 }
 
-/* Whether a spin would only use a CPU nobody else is waiting for. A file read costs a few
- * spin polls, so the answer is kept for a millisecond. Unreadable: yes, the window bounds it. */
+/* CPUs this thread may run on: read at every sample, since taskset can change it at any
+ * time; a pinned daemon must count one CPU, not the machine's. */
+static long pc_cpus(const struct pc_loop *loop)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		return CPU_COUNT(&set);
+	return loop->cpus;
+}
+
+/* Whether a spin would only use a CPU nobody else is waiting for: the runnable tasks (this
+ * one included) fit in the CPUs we may use. Reading the file costs a few spin polls, so the
+ * answer is kept for a millisecond. Unreadable: yes, the window bounds the cost. */
 static bool pc_cpu_spare(struct pc_loop *loop, uint64_t now_ns)
 {
 	if (loop->spare_at_ns && now_ns - loop->spare_at_ns < PC_SPARE_SAMPLE_NS)
 		return loop->spare;
-	long running = pc_runnable(loop);
+	long running = pc_runnable(loop), cpus = pc_cpus(loop);
 
-	loop->spare = running < 0 || loop->cpus <= 0 || running <= loop->cpus;
+	loop->spare = running < 0 || cpus <= 0 || running <= cpus;
 	loop->spare_at_ns = now_ns;
 	return loop->spare;
 }

@@ -1669,36 +1669,56 @@ static void *busy_main(void *arg)
 	return NULL;
 }
 
-/* With more runnable threads than CPUs, a spin would take time from them: it is skipped. */
-START_TEST(test_spin_is_skipped_while_every_cpu_has_work)
+/* Runs BUSY threads that spin until busy_stop(); returns once all of them have started. */
+static pthread_t *busy_start(long busy)
 {
-	long n = sysconf(_SC_NPROCESSORS_ONLN) + 1;
-	pthread_t *busy = calloc((size_t)n, sizeof(*busy));
+	pthread_t *t = calloc((size_t)busy, sizeof(*t));
 	atomic_int started = 0;
+	struct timespec t0;
+
+	ck_assert_ptr_nonnull(t);
+	atomic_store(&busy_run, true);
+	for (long i = 0; i < busy; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, busy_main, &started), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (atomic_load(&started) < busy && ms_since(&t0) < WAIT_MS)
+		sched_yield();
+	ck_assert_int_eq(atomic_load(&started), busy);
+	return t;
+}
+
+static void busy_stop(pthread_t *t, long busy)
+{
+	atomic_store(&busy_run, false);
+	for (long i = 0; i < busy; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+}
+
+/* A one-second spin after work, with BUSY threads hogging CPUs: it must be skipped. */
+static void assert_spin_skipped_beside(long busy)
+{
+	pthread_t *t = busy_start(busy);
 	struct pc_loop loop;
 	struct rec r = {0};
 	struct timespec t0;
 	int p[2];
 
-	ck_assert_ptr_nonnull(busy);
-	atomic_store(&busy_run, true);
-	for (long i = 0; i < n; i++)
-		ck_assert_int_eq(pthread_create(&busy[i], NULL, busy_main, &started), 0);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (atomic_load(&started) < n && ms_since(&t0) < WAIT_MS)
-		sched_yield();
 	spin_open(&loop, p, &r, PC_MAX_SPIN_US, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ck_assert_int_eq(pc_run_once(&loop, QUIET_MS), 0);
 	ck_assert_int_lt(ms_since(&t0), 500); /* no one-second spin */
-	atomic_store(&busy_run, false);
-	for (long i = 0; i < n; i++)
-		pthread_join(busy[i], NULL);
-	free(busy);
+	busy_stop(t, busy);
 	ck_assert_uint_eq(stats_of(&loop).spin_skips, 1);
 	ck_assert_uint_eq(stats_of(&loop).spins, 0);
 	pc_loop_destroy(&loop);
 	close_pair(p);
+}
+
+/* More runnable threads than CPUs: a spin would take time from them. */
+START_TEST(test_spin_is_skipped_while_every_cpu_has_work)
+{
+	assert_spin_skipped_beside(sysconf(_SC_NPROCESSORS_ONLN) + 1);
 }
 END_TEST
 

@@ -20,7 +20,7 @@
 # Then one `-d` run per chainfs variant counts the FUSE requests of find and tar.
 # Writes bench/results/walk_compare.csv and .md.
 #
-# COMPARE_RUNS: rounds (default 3). BENCH_QUICK=1: one round on a small tree, tmp/quick.
+# COMPARE_RUNS: rounds (default 3). COMPARE_VARIANTS: a subset of the variants, in order. BENCH_QUICK=1: one round on a small tree, tmp/quick.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -64,7 +64,7 @@ mkdir "$W/tmpfs/copy" "$W/tmpfs/out"
 "$REPO/$BUILD/chainfs" --materialize $SPEC "$W/tmpfs/copy"
 DIRS=$(find "$W/tmpfs/copy/tree" -type d | wc -l)
 
-VARIANTS="tmpfs bindfs base new new+answer new+ro"
+VARIANTS=${COMPARE_VARIANTS:-tmpfs bindfs base new new+answer new+ro}
 WORKLOADS="find ls_lR tar"
 runs_w() { # VARIANT WORKLOAD: does that pair run?
 	case $1:$2 in
@@ -142,7 +142,8 @@ done
 # Requests: one -d run per chainfs variant, find and tar, each phase.
 REQ=$W/req.csv
 : >"$REQ"
-for v in base new new+answer new+ro; do
+for v in $VARIANTS; do
+	case $v in tmpfs | bindfs) continue ;; esac
 	for w in find tar; do
 		runs_w "$v" $w || continue
 		drop_caches
