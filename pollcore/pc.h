@@ -121,16 +121,16 @@ struct pc_loop {
 	bool in_pass;	  /* dispatching fd callbacks: removal leaves a hole */
 	bool running;	  /* inside pc_run_once() */
 	bool stopped;
-	bool worked;	     /* the last pass called an fd callback: worth spinning after */
-	bool spin_always;    /* pc_loop_set_spin() */
+	bool worked;	  /* the last pass called an fd callback: worth spinning after */
+	bool spin_always; /* pc_loop_set_spin() */
 	uint32_t spin_us;
-	int loadfd;	     /* /proc/loadavg, opened by the first spin; -1 */
-	long cpus;	     /* online when the spin was set; <= 0 unknown */
-	bool spare;	     /* last sample: a CPU to spare */
+	int loadfd;	      /* /proc/loadavg, opened by the first spin; -1 */
+	long cpus;	      /* online when the spin was set; <= 0 unknown */
+	bool spare;	      /* last sample: a CPU to spare */
 	uint64_t spare_at_ns; /* when it was taken */
-	int sigfd;	     /* -1 until a signal is watched */
-	uint64_t sigwatched; /* bit signo-1: watched by this loop */
-	uint64_t sigblocked; /* bit signo-1: blocked by us, to unblock when unwatched */
+	int sigfd;	      /* -1 until a signal is watched */
+	uint64_t sigwatched;  /* bit signo-1: watched by this loop */
+	uint64_t sigblocked;  /* bit signo-1: blocked by us, to unblock when unwatched */
 	struct pc_signal *signals;
 	struct pc_link timers; /* sorted by deadline, ties in start order */
 	struct pc_link due;    /* expired in this pass, not yet called */
