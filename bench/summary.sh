@@ -62,6 +62,10 @@ in_way() { # workload phase
 			c=$(wv default $w cfs-kernel $p) l=$(wv default $w cfs-libfuse $p)
 			r=$(div "$c" "$l")
 			echo "| pollcore loop no slower than libfuse's single-threaded loop: $p \`$w\` | pollcore ${c:-?} ms (range $(wr default $w cfs-kernel $p)), libfuse ${l:-?} ms (range $(wr default $w cfs-libfuse $p)) | ${r:-–} | ≤ 1.05 (noise) | $(verdict "$r" 1.05) |"
+			n=$(wv default $w cfs-nospin $p)
+			[ -n "$n" ] || continue
+			r=$(div "$n" "$l")
+			echo "| … the same with \`-o spin=0\` (the loop alone, no busy-poll): $p \`$w\` | pollcore ${n} ms (range $(wr default $w cfs-nospin $p)), libfuse ${l:-?} ms | ${r:-–} | ≤ 1.05 (noise) | $(verdict "$r" 1.05) |"
 		done
 	done
 	for p in cold warm; do

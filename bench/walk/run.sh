@@ -15,6 +15,8 @@
 #                    its links to directories expand into millions of paths)
 #   cfs-libfuse      chainfs -o loop=libfuse (libfuse's single-threaded loop), follow=kernel
 #   cfs-libfuse_mt   chainfs -o loop=libfuse_mt, follow=kernel
+#   cfs-nospin       chainfs -o follow=kernel,spin=0: pollcore without its busy-poll window,
+#                    so that the loops are also compared with the spin set apart
 # Every run: drop caches, fresh mount (a new daemon), tools re-read, the workload timed once
 # (cold), then again on the same mount (warm). Rounds interleave contenders in rotating order.
 # Which contender runs which workload, and how many rounds, is rounds_for() below: 5 rounds
@@ -114,14 +116,14 @@ workload_cmd() {
 }
 DEFAULT_WORKLOADS="find ls_lR find4 stat_chains readdir_wide find_f du_s tar"
 BIG_WORKLOADS="big_find big_ls_lR"
-DEFAULT_CONTENDERS="tmpfs bindfs cfs-kernel cfs-collapse cfs-server cfs-libfuse cfs-libfuse_mt"
+DEFAULT_CONTENDERS="tmpfs bindfs cfs-kernel cfs-collapse cfs-server cfs-libfuse cfs-libfuse_mt cfs-nospin"
 BIG_CONTENDERS="tmpfs bindfs cfs-kernel cfs-server cfs-libfuse"
 
 # rounds_for WORKLOAD CONTENDER: how many rounds that pair runs (0: not at all).
 # - cfs-server only where the walk stays bounded: /tree's links to directories, followed by
 #   the daemon, expand into millions of paths.
 # - RUNS (5) where a target is decided: find and ls -lR (tmpfs, bindfs for cold find, kernel
-#   mode, libfuse's loop), find4 (kernel mode vs libfuse_mt); the cheap /chains and /wide.
+#   mode, libfuse's loop, pollcore without spinning), find4 (kernel mode vs libfuse_mt); the cheap /chains and /wide.
 # - RUNS2 (2) for the other pairs; collapse mode only where it differs from kernel mode (it
 #   answers readlink differently: ls -lR, tar, stat_chains) plus find; libfuse's loops only
 #   on the loop comparisons (find, ls -lR, find4, the cheap ones).
@@ -136,9 +138,10 @@ rounds_for() {
 		return
 	fi
 	case $1:$2 in
-	find:tmpfs | find:bindfs | find:cfs-kernel | find:cfs-libfuse) echo "$RUNS" ;;
+	find:tmpfs | find:bindfs | find:cfs-kernel | find:cfs-libfuse | find:cfs-nospin) echo "$RUNS" ;;
 	find:*) echo "$RUNS2" ;;
-	ls_lR:tmpfs | ls_lR:cfs-kernel | ls_lR:cfs-libfuse) echo "$RUNS" ;;
+	ls_lR:tmpfs | ls_lR:cfs-kernel | ls_lR:cfs-libfuse | ls_lR:cfs-nospin) echo "$RUNS" ;;
+	*:cfs-nospin) echo 0 ;;
 	ls_lR:*) echo "$RUNS2" ;;
 	find4:tmpfs | find4:cfs-kernel | find4:cfs-libfuse_mt) echo "$RUNS" ;;
 	find4:cfs-collapse) echo 0 ;;
@@ -161,6 +164,7 @@ cfs_opts() {
 	cfs-server) echo "-o follow=server" ;;
 	cfs-libfuse) echo "-o follow=kernel,loop=libfuse" ;;
 	cfs-libfuse_mt) echo "-o follow=kernel,loop=libfuse_mt" ;;
+	cfs-nospin) echo "-o follow=kernel,spin=0" ;;
 	esac
 }
 
