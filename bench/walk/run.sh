@@ -17,6 +17,8 @@
 #   cfs-libfuse_mt   chainfs -o loop=libfuse_mt, follow=kernel
 #   cfs-nospin       chainfs -o follow=kernel,spin=0: pollcore without its busy-poll window,
 #                    so that the loops are also compared with the spin set apart
+#   cfs-ro           chainfs -o follow=kernel,ro: the kernel keeps a directory's atime
+#                    after an uncached READDIR only on a read-only mount (find, ls -lR)
 # Every run: drop caches, fresh mount (a new daemon), tools re-read, the workload timed once
 # (cold), then again on the same mount (warm). Rounds interleave contenders in rotating order.
 # Which contender runs which workload, and how many rounds, is rounds_for() below: 5 rounds
@@ -116,7 +118,7 @@ workload_cmd() {
 }
 DEFAULT_WORKLOADS="find ls_lR find4 stat_chains readdir_wide find_f du_s tar"
 BIG_WORKLOADS="big_find big_ls_lR"
-DEFAULT_CONTENDERS="tmpfs bindfs cfs-kernel cfs-collapse cfs-server cfs-libfuse cfs-libfuse_mt cfs-nospin"
+DEFAULT_CONTENDERS="tmpfs bindfs cfs-kernel cfs-collapse cfs-server cfs-libfuse cfs-libfuse_mt cfs-nospin cfs-ro"
 BIG_CONTENDERS="tmpfs bindfs cfs-kernel cfs-server cfs-libfuse"
 
 # rounds_for WORKLOAD CONTENDER: how many rounds that pair runs (0: not at all).
@@ -138,10 +140,10 @@ rounds_for() {
 		return
 	fi
 	case $1:$2 in
-	find:tmpfs | find:bindfs | find:cfs-kernel | find:cfs-libfuse | find:cfs-nospin) echo "$RUNS" ;;
+	find:tmpfs | find:bindfs | find:cfs-kernel | find:cfs-libfuse | find:cfs-nospin | find:cfs-ro) echo "$RUNS" ;;
 	find:*) echo "$RUNS2" ;;
-	ls_lR:tmpfs | ls_lR:cfs-kernel | ls_lR:cfs-libfuse | ls_lR:cfs-nospin) echo "$RUNS" ;;
-	*:cfs-nospin) echo 0 ;;
+	ls_lR:tmpfs | ls_lR:cfs-kernel | ls_lR:cfs-libfuse | ls_lR:cfs-nospin | ls_lR:cfs-ro) echo "$RUNS" ;;
+	*:cfs-nospin | *:cfs-ro) echo 0 ;;
 	ls_lR:*) echo "$RUNS2" ;;
 	find4:tmpfs | find4:cfs-kernel | find4:cfs-libfuse_mt) echo "$RUNS" ;;
 	find4:cfs-collapse) echo 0 ;;
@@ -165,6 +167,7 @@ cfs_opts() {
 	cfs-libfuse) echo "-o follow=kernel,loop=libfuse" ;;
 	cfs-libfuse_mt) echo "-o follow=kernel,loop=libfuse_mt" ;;
 	cfs-nospin) echo "-o follow=kernel,spin=0" ;;
+	cfs-ro) echo "-o follow=kernel,ro" ;;
 	esac
 }
 
