@@ -21,14 +21,12 @@
 #                    after an uncached READDIR only on a read-only mount (find, ls -lR)
 # Every run: drop caches, fresh mount (a new daemon), tools re-read, the workload timed once
 # (cold), then again on the same mount (warm). Rounds interleave contenders in rotating order.
-# Which contender runs which workload, and how many rounds, is rounds_for() below: 5 rounds
-# where a target of the issue is decided, 2 elsewhere, 3 (find) and 2 (ls -lR) on /big, so
-# that the whole `make bench` stays near 30 minutes on an idle 2-vCPU machine (FUSE round
-# trips are slowest there; with the other vCPU busy it takes about 20).
+# Which contender runs which workload is rounds_for() below; every pair runs 5 rounds (the
+# median of 5), which takes the whole `make bench` to about 70 minutes on this 2-vCPU machine.
 #
 # BUILD: build directory (default build). BENCH_QUICK=1: a smoke run on small trees, one round,
 # results in bench/results/tmp/quick. WALK_RUNS / WALK_RUNS2 / WALK_BIG_RUNS / WALK_BIG_LS_RUNS
-# override the rounds (5 / 2 / 3 / 2); WALK_PROFILE=0 skips the request counts and the
+# override the rounds (5 / 5 / 5 / 5); WALK_PROFILE=0 skips the request counts and the
 # perf/pinning diagnostics.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -42,8 +40,8 @@ if [ "$QUICK" = 1 ]; then
 	OUT=bench/results/tmp/quick
 	TMP=bench/results/tmp/quick/walk
 else
-	RUNS=${WALK_RUNS:-5} RUNS2=${WALK_RUNS2:-2} BIG_RUNS=${WALK_BIG_RUNS:-3} TMO=600
-	BIG_LS_RUNS=${WALK_BIG_LS_RUNS:-2}
+	RUNS=${WALK_RUNS:-5} RUNS2=${WALK_RUNS2:-5} BIG_RUNS=${WALK_BIG_RUNS:-5} TMO=600
+	BIG_LS_RUNS=${WALK_BIG_LS_RUNS:-5}
 	OUT=bench/results
 	TMP=bench/results/tmp/walk
 fi
@@ -124,15 +122,17 @@ BIG_CONTENDERS="tmpfs bindfs cfs-kernel cfs-server cfs-libfuse"
 # rounds_for WORKLOAD CONTENDER: how many rounds that pair runs (0: not at all).
 # - cfs-server only where the walk stays bounded: /tree's links to directories, followed by
 #   the daemon, expand into millions of paths.
-# - RUNS (5) where a target is decided: find and ls -lR (tmpfs, bindfs for cold find, kernel
-#   mode, libfuse's loop, pollcore without spinning), find4 (kernel mode vs libfuse_mt); the cheap /chains and /wide.
-# - RUNS2 (2) for the other pairs; collapse mode only where it differs from kernel mode (it
-#   answers readlink differently: ls -lR, tar, stat_chains) plus find; libfuse's loops only
-#   on the loop comparisons (find, ls -lR, find4, the cheap ones).
+# - RUNS where a target is decided: find and ls -lR (tmpfs, bindfs for cold find, kernel
+#   mode, libfuse's loop, pollcore without spinning, read-only), find4 (kernel mode vs
+#   libfuse_mt); the cheap /chains and /wide.
+# - RUNS2 for the other pairs (5 as well unless lowered for a shorter run); collapse mode
+#   only where it differs from kernel mode (it answers readlink differently: ls -lR, tar,
+#   stat_chains) plus find; libfuse's loops only on the loop comparisons (find, ls -lR,
+#   find4, the cheap ones).
 # - /big: find for every contender but collapse and libfuse_mt (no links, so collapse is
-#   kernel mode; the loops are compared on /tree), BIG_RUNS (3) rounds; ls -lR only tmpfs and
-#   kernel mode, BIG_LS_RUNS (2) rounds (bindfs takes a minute or more per run there: a
-#   LOOKUP and GETXATTRs per entry).
+#   kernel mode; the loops are compared on /tree), BIG_RUNS rounds; ls -lR only tmpfs and
+#   kernel mode, BIG_LS_RUNS rounds (bindfs takes a minute or more per run there: a LOOKUP
+#   and GETXATTRs per entry).
 rounds_for() {
 	case $2 in cfs-server) case $1 in stat_chains | readdir_wide | big_*) ;; *) echo 0 && return ;; esac ;; esac
 	if [ "$QUICK" = 1 ]; then
