@@ -125,7 +125,6 @@ struct pc_loop {
 	bool spin_always; /* pc_loop_set_spin() */
 	uint32_t spin_us;
 	int loadfd;	      /* /proc/loadavg, opened by the first spin; -1 */
-	long cpus;	      /* online when the spin was set; <= 0 unknown */
 	bool spare;	      /* last sample: a CPU to spare */
 	uint64_t spare_at_ns; /* when it was taken */
 	int sigfd;	      /* -1 until a signal is watched */

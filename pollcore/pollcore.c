@@ -652,7 +652,6 @@ int pc_loop_set_spin(struct pc_loop *loop, uint32_t spin_us, unsigned flags)
 		return -EINVAL;
 	loop->spin_us = spin_us;
 	loop->spin_always = flags & PC_SPIN_ALWAYS;
-	loop->cpus = sysconf(_SC_NPROCESSORS_ONLN); /* if the affinity cannot be read */
 	return 0;
 }
 
@@ -726,13 +725,13 @@ static long pc_runnable(struct pc_loop *loop)
 
 /* CPUs this thread may run on: read at every sample, since taskset can change it at any
  * time; a pinned daemon must count one CPU, not the machine's. */
-static long pc_cpus(const struct pc_loop *loop)
+static long pc_cpus(void)
 {
 	cpu_set_t set;
 
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		return CPU_COUNT(&set);
-	return loop->cpus;
+	return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 /* Whether a spin would only use a CPU nobody else is waiting for: the runnable tasks (this
@@ -742,7 +741,7 @@ static bool pc_cpu_spare(struct pc_loop *loop, uint64_t now_ns)
 {
 	if (loop->spare_at_ns && now_ns - loop->spare_at_ns < PC_SPARE_SAMPLE_NS)
 		return loop->spare;
-	long running = pc_runnable(loop), cpus = pc_cpus(loop);
+	long running = pc_runnable(loop), cpus = pc_cpus();
 
 	loop->spare = running < 0 || cpus <= 0 || running <= cpus;
 	loop->spare_at_ns = now_ns;
