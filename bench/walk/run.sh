@@ -135,6 +135,7 @@ BIG_CONTENDERS="tmpfs bindfs cfs-kernel cfs-server cfs-libfuse"
 #   and GETXATTRs per entry).
 rounds_for() {
 	case $2 in cfs-server) case $1 in stat_chains | readdir_wide | big_*) ;; *) echo 0 && return ;; esac ;; esac
+	case $2 in cfs-nospin | cfs-ro) case $1 in find | ls_lR) ;; *) echo 0 && return ;; esac ;; esac
 	if [ "$QUICK" = 1 ]; then
 		echo 1
 		return
@@ -143,7 +144,6 @@ rounds_for() {
 	find:tmpfs | find:bindfs | find:cfs-kernel | find:cfs-libfuse | find:cfs-nospin | find:cfs-ro) echo "$RUNS" ;;
 	find:*) echo "$RUNS2" ;;
 	ls_lR:tmpfs | ls_lR:cfs-kernel | ls_lR:cfs-libfuse | ls_lR:cfs-nospin | ls_lR:cfs-ro) echo "$RUNS" ;;
-	*:cfs-nospin | *:cfs-ro) echo 0 ;;
 	ls_lR:*) echo "$RUNS2" ;;
 	find4:tmpfs | find4:cfs-kernel | find4:cfs-libfuse_mt) echo "$RUNS" ;;
 	find4:cfs-collapse) echo 0 ;;
