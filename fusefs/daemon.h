@@ -101,5 +101,10 @@ void cfs_linkset_free(struct cfs_linkset *s);
 /* The path from directory FROM to node TO ("." when the same), into OUT (RS_PATH_MAX bytes).
  * Returns the length, or -ENAMETOOLONG. */
 ssize_t cfs_relative_path(const struct cfs_tree *t, uint32_t from, uint32_t to, char *out);
+/* NODE's absolute path through the mountpoint ("/mnt/a/b"; the mountpoint itself for the
+ * root), into OUT (RS_PATH_MAX bytes): an answer the kernel walks down from the mount's root
+ * without a "..", so it is the same from every name and cannot leave the mount. Returns the
+ * length, or -ENAMETOOLONG. */
+ssize_t cfs_mount_path(const struct cfs_daemon *d, uint32_t node, char *out);
 
 #endif

@@ -230,3 +230,24 @@ ssize_t cfs_relative_path(const struct cfs_tree *t, uint32_t from, uint32_t to, 
 	out[n] = '\0';
 	return (ssize_t)n;
 }
+
+ssize_t cfs_mount_path(const struct cfs_daemon *d, uint32_t node, char *out)
+{
+	char rel[RS_PATH_MAX];
+	const char *mnt = d->opts.mountpoint;
+	/* libfuse canonicalized the mountpoint (realpath): absolute, without links or ".." */
+	size_t m = strcmp(mnt, "/") == 0 ? 0 : strlen(mnt);
+	ssize_t n = node == CFS_ROOT ? 0 : cfs_relative_path(d->tree, CFS_ROOT, node, rel);
+
+	if (n < 0 || m + 1 + (size_t)n >= RS_PATH_MAX)
+		return -ENAMETOOLONG;
+	memcpy(out, mnt, m);
+	if (n == 0 && m > 0) {
+		out[m] = '\0';
+		return (ssize_t)m;
+	}
+	out[m] = '/';
+	memcpy(out + m + 1, rel, (size_t)n);
+	out[m + 1 + n] = '\0';
+	return (ssize_t)(m + 1) + n;
+}
