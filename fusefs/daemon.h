@@ -87,10 +87,11 @@ struct cfs_daemon {
 
 extern const struct fuse_lowlevel_ops cfs_ops;
 
-/* Kernel mode: what readlink answers for LINK, into OUT (RS_PATH_MAX bytes): the target, or
- * when it could climb above the mount's root (absolute, or a ".." too many), the equivalent
- * path that stays inside. *dependent: the answer depends on where LINK is or on other links,
- * so cfs_links_note() it when it goes to the kernel. Returns the length or -errno. */
+/* Kernel mode: what readlink answers for LINK, into OUT (RS_PATH_MAX bytes): the target as
+ * stored when it is relative without "..", else (absolute, or with a "..") the path through
+ * the mountpoint of where its in-root walk leads, which holds no ".." (cfs_mount_path).
+ * abslinks=raw: the target as stored. *dependent: the answer depends on other links or on
+ * where LINK is, so cfs_links_note() it when it goes to the kernel. Length or -errno. */
 ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent);
 /* Remember a link whose answer the kernel got and may keep; cfs_links_changed() (on every
  * namespace change) drops those answers from the kernel's caches and forgets them. */
@@ -106,5 +107,9 @@ ssize_t cfs_relative_path(const struct cfs_tree *t, uint32_t from, uint32_t to, 
  * without a "..", so it is the same from every name and cannot leave the mount. Returns the
  * length, or -ENAMETOOLONG. */
 ssize_t cfs_mount_path(const struct cfs_daemon *d, uint32_t node, char *out);
+/* What the kernel is handed to reach NODE from LINK (collapse and server modes): the path
+ * down from LINK's directory when NODE lies below it and LINK has one name, else
+ * cfs_mount_path. Never a "..". Returns the length, or -ENAMETOOLONG. */
+ssize_t cfs_answer_path(const struct cfs_daemon *d, uint32_t link, uint32_t node, char *out);
 
 #endif

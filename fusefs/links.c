@@ -1,10 +1,11 @@
 /*
  * What readlink answers in kernel mode. The kernel walks the answer itself, and a ".." at
  * the mount's root takes it out of the mount onto the host; an absolute target would start
- * there. In-root, such a ".." stays at the root and "/" means the tree's root. So a target
- * that cannot climb past the root is answered as stored, and any other is answered with
- * everything up to its last climbing ".." replaced by the path from the link's directory up
- * to the root: the kernel's walk of that answer is the in-root walk of the target.
+ * at the host's root. In-root, such a ".." stays at the root and "/" means the tree's root.
+ * An answer holding a ".." is never safe to hand out: the kernel keeps link bodies, walks
+ * them after a rename it has not told us about yet, and uses one body for every name of a
+ * hard-linked link. So a target with a ".." or a leading "/" is answered as the absolute
+ * path, through the mountpoint, of where its in-root walk gets to, plus the rest.
  */
 #include "daemon.h"
 #include "notify.h"
@@ -46,12 +47,13 @@ static const char *cfs_last_dotdot(const char *p, const char *end)
 	return last;
 }
 
-/* Walk TARGET from directory DIR as the kernel will, up to LAST (the end of its last ".."):
- * *tail is set past every ".." that climbs above the root (left alone when none does). Links
- * on the way are followed in-root, with at least the kernel's limits, so where this walk
- * stops the kernel's fails too and climbs no further. 0, or -ENOMEM. */
-static int cfs_climb(const struct cfs_daemon *d, uint32_t dir, const char *target, const char *last,
-		     const char **tail)
+/* Walk TARGET in-root from directory *AT up to LAST (the end of its last ".."), following
+ * links on the way with at least the kernel's limits. *at ends where the walk got to and
+ * *stop where it stopped in TARGET: at LAST, or at the component that failed (missing, under
+ * a non-directory, a link that does not resolve), which the answer keeps so that the kernel
+ * fails there too. 0, or -ENOMEM. */
+static int cfs_climb(const struct cfs_daemon *d, uint32_t *at, const char *target,
+		     const char *last, const char **stop)
 {
 	struct rs_ctx ctx = {
 	    .ops = &cfs_tree_rs_ops,
@@ -61,83 +63,94 @@ static int cfs_climb(const struct cfs_daemon *d, uint32_t dir, const char *targe
 		       MAX(d->opts.limits.max_total, rs_limits_linux.max_total)},
 	};
 	const char *p = target, *name;
-	uint32_t at = dir, next;
+	uint32_t next;
 	size_t n;
 
-	while (p < last && (n = cfs_component(&p, last, &name)) > 0) {
-		if (cfs_tree_kind(d->tree, at) != RS_DIR)
-			return 0; /* ENOTDIR, even for "." and "..": the kernel stops here too */
+	for (*stop = p; p < last && (n = cfs_component(&p, last, &name)) > 0; *stop = p) {
+		if (cfs_tree_kind(d->tree, *at) != RS_DIR)
+			return 0; /* ENOTDIR, even for "." and ".." */
 		if (n == 1 && name[0] == '.')
 			continue;
 		if (cfs_is_dotdot(name, n)) {
-			if (at == CFS_ROOT)
-				*tail = p;
-			else
-				at = cfs_tree_parent(d->tree, at);
+			*at = cfs_tree_parent(d->tree, *at); /* the root's is the root */
 			continue;
 		}
-		if (cfs_tree_lookup(d->tree, at, name, n, &next) != 0)
-			return 0; /* ENOENT: likewise */
+		if (cfs_tree_lookup(d->tree, *at, name, n, &next) != 0)
+			return 0; /* ENOENT */
 		if (cfs_tree_kind(d->tree, next) == RS_LINK) {
 			char buf[RS_NAME_MAX + 1];
 			struct rs_result res;
 
 			memcpy(buf, name, n);
 			buf[n] = '\0';
-			int err = rs_resolve(&ctx, at, buf, RS_FOLLOW, &res);
+			int err = rs_resolve(&ctx, *at, buf, RS_FOLLOW, &res);
 			if (err)
 				return err == -ENOMEM ? err : 0;
 			next = (uint32_t)res.node;
 		}
-		at = next;
+		*at = next;
 	}
+	*stop = last;
 	return 0;
+}
+
+/* Append the components of [P, END) to the path OUT[0..N), every ".." turned into ".": the
+ * walk stopped before them or they stayed at the root, and a "." keeps a stop under a file
+ * ENOTDIR. A trailing slash is kept (it still asks for a directory). */
+static ssize_t cfs_append_rest(char *out, size_t n, const char *p, const char *end)
+{
+	bool slash = p < end && end[-1] == '/';
+	const char *name;
+	size_t len;
+
+	while ((len = cfs_component(&p, end, &name)) > 0 || (slash && p == end)) {
+		bool up = cfs_is_dotdot(name, len);
+		size_t put = up ? 1 : len;
+
+		if (n + 1 + put >= RS_PATH_MAX)
+			return -ENAMETOOLONG;
+		if (out[n - 1] != '/')
+			out[n++] = '/';
+		memcpy(out + n, up ? "." : name, put);
+		n += put;
+		if (len == 0)
+			break; /* the trailing slash */
+	}
+	out[n] = '\0';
+	return (ssize_t)n;
 }
 
 ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent)
 {
-	const char *target, *end, *tail;
+	const char *target, *end, *stop;
 	size_t len;
-	uint32_t dir = cfs_tree_parent(d->tree, link);
+	uint32_t at;
 	int err = cfs_tree_readlink(d->tree, link, &target, &len);
 
 	if (err)
 		return err;
 	end = target + len;
 	const char *last = cfs_last_dotdot(target, end);
-	/* where the link is and what other links lead to decide the answer from now on */
+	/* A relative target without ".." only ever walks down from where the kernel finds the
+	 * link, whatever the tree does meanwhile: it is answered as stored. So is every target
+	 * with abslinks=raw, which asks for the host's meaning. */
 	*dependent = !d->opts.abslinks_raw && (target[0] == '/' || last);
-	tail = target[0] == '/' ? target : NULL;
-	if (*dependent && last) {
-		err = cfs_climb(d, tail ? CFS_ROOT : dir, target, last, &tail);
-		if (err)
-			return err;
-	}
-	if (!*dependent || !tail) {
+	if (!*dependent) {
 		memcpy(out, target, len);
 		out[len] = '\0';
 		return (ssize_t)len;
 	}
-	/* up to the root, then the rest without the "/", "." and ".." that stay there */
-	const char *name = tail;
-	size_t rest = 0;
-	while (tail < end && (rest = cfs_component(&tail, end, &name)) > 0 &&
-	       ((rest == 1 && name[0] == '.') || cfs_is_dotdot(name, rest)))
-		;
-	rest = rest ? (size_t)(end - name) : 0;
-	ssize_t n = dir == CFS_ROOT ? 0 : cfs_relative_path(d->tree, dir, CFS_ROOT, out);
-	if (n < 0)
-		return n;
-	if ((size_t)n + 1 + rest >= RS_PATH_MAX)
-		return -ENAMETOOLONG;
-	if (n > 0 && rest > 0)
-		out[n++] = '/';
-	memcpy(out + n, name, rest);
-	n += (ssize_t)rest;
-	if (n == 0)
-		out[n++] = '.';
-	out[n] = '\0';
-	return n;
+	/* Any other answer names where the in-root walk of the target gets to by its path
+	 * through the mountpoint: no "..", so no rename racing the kernel's walk, no hard link
+	 * elsewhere and no cached body can take it out of the mount. */
+	at = target[0] == '/' ? CFS_ROOT : cfs_tree_parent(d->tree, link);
+	err = last ? cfs_climb(d, &at, target, last, &stop) : 0;
+	if (err)
+		return err;
+	if (!last)
+		stop = target;
+	ssize_t n = cfs_mount_path(d, at, out);
+	return n < 0 ? n : cfs_append_rest(out, (size_t)n, stop, end);
 }
 
 void cfs_links_note(const struct cfs_daemon *d, uint32_t link)
@@ -250,4 +263,19 @@ ssize_t cfs_mount_path(const struct cfs_daemon *d, uint32_t node, char *out)
 	memcpy(out + m + 1, rel, (size_t)n);
 	out[m + 1 + n] = '\0';
 	return (ssize_t)(m + 1) + n;
+}
+
+ssize_t cfs_answer_path(const struct cfs_daemon *d, uint32_t link, uint32_t node, char *out)
+{
+	struct stat st;
+	uint32_t dir = cfs_tree_parent(d->tree, link);
+	ssize_t n;
+
+	cfs_tree_stat(d->tree, link, &st);
+	if (st.st_nlink == 1) {
+		n = cfs_relative_path(d->tree, dir, node, out);
+		if (n < 0 || !(n >= 2 && out[0] == '.' && out[1] == '.' && (n == 2 || out[2] == '/')))
+			return n;
+	}
+	return cfs_mount_path(d, node, out);
 }

@@ -404,7 +404,7 @@ static void cfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 }
 
 /* Collapse (and server, for links the kernel was told about): the end of the whole chain,
- * as a path from the link's directory, so the kernel makes one hop. */
+ * so the kernel makes one hop; never with a ".." (cfs_answer_path). */
 static int cfs_collapse(fuse_req_t req, struct cfs_daemon *d, uint32_t link, char *out)
 {
 	char name[RS_NAME_MAX + 1];
@@ -421,7 +421,7 @@ static int cfs_collapse(fuse_req_t req, struct cfs_daemon *d, uint32_t link, cha
 	err = cfs_walk(d, cfs_req_cred(req, d, &c), dir, name, RS_FOLLOW, &res);
 	if (err)
 		return err;
-	ssize_t n = cfs_relative_path(d->tree, dir, (uint32_t)res.node, out);
+	ssize_t n = cfs_answer_path(d, link, (uint32_t)res.node, out);
 	return n < 0 ? (int)n : 0;
 }
 

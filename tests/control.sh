@@ -171,7 +171,24 @@ ctl dump >"$T/dump.spec"
 check "dump is a spec" test -s "$T/dump.spec"
 M2=$T/mnt2
 mount_cfs "$M2" "$T/dump.spec" || fail "mount the dump"
-check "the dump mounted again is the same tree" timeout 300 diff -r --no-dereference "$M" "$M2"
+# links answered through the mountpoint name their own mount: the same once it is taken off
+same_tree() {
+	a=$(cd "$1" && pwd -P)
+	b=$(cd "$2" && pwd -P)
+	timeout 300 diff -r --no-dereference "$1" "$2" >"$T/dumpdiff" 2>&1
+	while read -r line; do
+		case "$line" in
+		"Symbolic links $a/"*" and $b/"*" differ")
+			p=${line#"Symbolic links $a/"}
+			p=${p%% and *}
+			ta=$(readlink "$a/$p")
+			tb=$(readlink "$b/$p")
+			[ "${ta#"$a"}" = "${tb#"$b"}" ] || return 1 ;;
+		*) return 1 ;;
+		esac
+	done <"$T/dumpdiff"
+}
+check "the dump mounted again is the same tree" same_tree "$M" "$M2"
 check "chainfsctl finds a mount's socket from its mountpoint" has "$("$CTL" "$M2" ping)" version
 check "opens=skip (the default): an open fault is refused, naming the option" \
 	has "$("$CTL" "$M2" fault add op=open path=/x delay=10 2>&1)" "opens=answer"
