@@ -122,6 +122,8 @@ static void print_walk(JsonObject *o)
 		       json_object_get_int_member(o, "node"), str_of(o, "kind"),
 		       json_object_get_int_member(o, "links"),
 		       json_object_get_int_member(o, "deepest_nesting"));
+	printf("  walked in %" G_GINT64_FORMAT " ns (without the trace)\n",
+	       json_object_get_int_member(o, "duration_ns"));
 }
 
 static void print_faults(JsonObject *o)

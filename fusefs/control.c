@@ -374,6 +374,22 @@ static void cfs_stats_ops(struct cfs_control *c, JsonBuilder *b)
 	json_builder_end_object(b);
 }
 
+/* Our time per request (from its arrival in the loop to the reply's write) and the resolver's
+ * time per walk, for the ops that came: log2 histograms (latency.h). */
+static void cfs_stats_latency(struct cfs_control *c, JsonBuilder *b)
+{
+	const struct cfs_daemon *d = c->d;
+
+	json_builder_set_member_name(b, "latency");
+	json_builder_begin_object(b);
+	for (int i = 0; i <= CFS_OP_MAX; i++)
+		if (d->op_ns[i].count)
+			cfs_hist_json(b, i < CFS_OP_MAX ? cfs_op_names[i] : "other", &d->op_ns[i]);
+	if (d->walk_ns.count)
+		cfs_hist_json(b, "walk", &d->walk_ns);
+	json_builder_end_object(b);
+}
+
 static void cfs_stats_resolver(struct cfs_control *c, JsonBuilder *b)
 {
 	const struct cfs_walk_stats *w = &c->d->walk;
@@ -449,6 +465,8 @@ static char *cmd_stats(struct cfs_control *c, const char *args)
 	if (strcmp(args, "reset") == 0) {
 		memset(c->d->ops, 0, sizeof(c->d->ops));
 		memset(&c->d->walk, 0, sizeof(c->d->walk));
+		memset(c->d->op_ns, 0, sizeof(c->d->op_ns));
+		memset(&c->d->walk_ns, 0, sizeof(c->d->walk_ns));
 		pc_loop_stats(c->loop, &c->pc_base);
 	} else if (*args) {
 		return cfs_json_error("usage: stats [reset]");
@@ -457,6 +475,7 @@ static char *cmd_stats(struct cfs_control *c, const char *args)
 	cfs_json_str(b, "mode", cfs_mode_names[c->d->opts.follow], -1);
 	cfs_stats_ops(c, b);
 	cfs_stats_resolver(c, b);
+	cfs_stats_latency(c, b);
 	cfs_stats_pollcore(c, b);
 	cfs_stats_tree(c, b);
 	json_builder_set_member_name(b, "control");
@@ -566,8 +585,15 @@ static char *cmd_resolve(struct cfs_control *c, const char *args)
 	}
 	if (!*args)
 		return cfs_json_error("usage: resolve [nofollow] PATH");
+	/* timed without the trace, which costs more than the walk */
+	struct rs_ctx plain = {.ops = &cfs_tree_rs_ops, .tree = c->d->tree, .root = CFS_ROOT,
+			       .limits = c->d->opts.limits};
+	uint64_t t0 = cfs_now_ns();
+	rs_resolve(&plain, CFS_ROOT, args, flags, &res);
+	uint64_t ns = cfs_now_ns() - t0;
 	b = cfs_json_ok();
 	cfs_json_str(b, "path", args, -1);
+	cfs_json_int(b, "duration_ns", (int64_t)ns);
 	struct cfs_trace_ctx t = {b, c->d, 0};
 	struct rs_ctx ctx = {&cfs_tree_rs_ops, c->d->tree, CFS_ROOT, c->d->opts.limits, NULL,
 			     cfs_trace_step, &t, NULL, NULL};

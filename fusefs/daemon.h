@@ -8,8 +8,11 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include "latency.h"
 #include "rs.h"
 #include "tree.h"
+
+#include <linux/fuse.h>
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -53,16 +56,26 @@ struct cfs_opts {
 	const char *ctl_path; /* control socket; NULL: derived from the mountpoint */
 };
 
-/* The requests we count, for `stats`: X(name). */
+/* The requests we count, for `stats`: X(name, the kernel's opcode). FUSE_RENAME is counted
+ * as rename and FUSE_FSYNCDIR as fsync (cfs_op_of_opcode). */
 #define CFS_OPS(X)                                                                          \
-	X(init) X(lookup) X(forget) X(forget_multi) X(getattr) X(setattr) X(readlink)       \
-	X(mknod) X(mkdir) X(unlink) X(rmdir) X(symlink) X(rename) X(link) X(open) X(read)   \
-	X(write) X(flush) X(release) X(fsync) X(opendir) X(readdir) X(readdirplus)          \
-	X(releasedir) X(statfs) X(access) X(create) X(getxattr) X(listxattr)
+	X(init, FUSE_INIT) X(lookup, FUSE_LOOKUP) X(forget, FUSE_FORGET)                    \
+	X(forget_multi, FUSE_BATCH_FORGET) X(getattr, FUSE_GETATTR) X(setattr, FUSE_SETATTR) \
+	X(readlink, FUSE_READLINK) X(mknod, FUSE_MKNOD) X(mkdir, FUSE_MKDIR)                \
+	X(unlink, FUSE_UNLINK) X(rmdir, FUSE_RMDIR) X(symlink, FUSE_SYMLINK)                \
+	X(rename, FUSE_RENAME2) X(link, FUSE_LINK) X(open, FUSE_OPEN) X(read, FUSE_READ)    \
+	X(write, FUSE_WRITE) X(flush, FUSE_FLUSH) X(release, FUSE_RELEASE)                  \
+	X(fsync, FUSE_FSYNC) X(opendir, FUSE_OPENDIR) X(readdir, FUSE_READDIR)              \
+	X(readdirplus, FUSE_READDIRPLUS) X(releasedir, FUSE_RELEASEDIR)                     \
+	X(statfs, FUSE_STATFS) X(access, FUSE_ACCESS) X(create, FUSE_CREATE)                \
+	X(getxattr, FUSE_GETXATTR) X(listxattr, FUSE_LISTXATTR)
 
-#define CFS_OP_ENUM(n) CFS_OP_##n,
+#define CFS_OP_ENUM(n, opcode) CFS_OP_##n,
 enum cfs_op { CFS_OPS(CFS_OP_ENUM) CFS_OP_MAX };
 #undef CFS_OP_ENUM
+
+/* The op of a kernel opcode; CFS_OP_MAX for one chainfs does not count by name. */
+enum cfs_op cfs_op_of_opcode(uint32_t opcode);
 
 extern const char *const cfs_op_names[CFS_OP_MAX];
 
@@ -83,6 +96,8 @@ struct cfs_daemon {
 	bool unmount_requested;        /* by the control socket */
 	uint64_t ops[CFS_OP_MAX];
 	struct cfs_walk_stats walk;
+	struct cfs_hist op_ns[CFS_OP_MAX + 1]; /* our time per request; [CFS_OP_MAX]: others */
+	struct cfs_hist walk_ns;               /* the resolver's time per walk */
 };
 
 extern const struct fuse_lowlevel_ops cfs_ops;

@@ -5,7 +5,7 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 	$(AR) rcs $@ $^
 
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o links.o \
-	paths.o notify.o mt.o control.o fault.o ctlpath.o)
+	paths.o notify.o mt.o control.o fault.o ctlpath.o latency.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 
 BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/cfs-probe
@@ -16,7 +16,10 @@ $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 $(BUILD)/cfs-probe: $(BUILD)/tests/probe.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
-UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec $(BUILD)/test_links
+UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec $(BUILD)/test_links $(BUILD)/test_latency
+$(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/fusefs/latency.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
+$(BUILD)/tests/test_latency.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/fusefs/links.o \
 	$(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
@@ -32,7 +35,7 @@ $(BUILD)/tests/test_tree.o $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK)
 
 SHELL_TESTS += tests/mount_kernel.sh tests/mount_lifecycle.sh tests/mount_modes.sh \
 	tests/conformance.sh tests/mount_perms.sh tests/control.sh tests/spec_errors.sh \
-	tests/stress.sh tests/crash.sh tests/mount_cache.sh tests/mount_escape.sh
+	tests/stress.sh tests/crash.sh tests/mount_cache.sh tests/mount_escape.sh tests/mount_latency.sh
 
 # spec: embedded default tree
 # fusefs/default.spec becomes a C string of \xHH escapes (od + sed: coreutils, no xxd), so

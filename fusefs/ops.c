@@ -17,9 +17,26 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
-#define CFS_OP_NAME(n) #n,
+#define CFS_OP_NAME(n, opcode) #n,
 const char *const cfs_op_names[CFS_OP_MAX] = {CFS_OPS(CFS_OP_NAME)};
 #undef CFS_OP_NAME
+
+enum cfs_op cfs_op_of_opcode(uint32_t opcode)
+{
+#define CFS_OP_CASE(n, code)                                                                \
+	case code:                                                                          \
+		return CFS_OP_##n;
+	switch (opcode) {
+		CFS_OPS(CFS_OP_CASE)
+	case FUSE_RENAME:
+		return CFS_OP_rename;
+	case FUSE_FSYNCDIR:
+		return CFS_OP_fsync;
+	default:
+		return CFS_OP_MAX;
+	}
+#undef CFS_OP_CASE
+}
 
 enum {
 	CFS_BOGO_DIRENT_SIZE = 20, /* tmpfs counts this many bytes per entry in a dir's size */
@@ -158,8 +175,10 @@ int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, c
 		.limits = d->opts.limits,
 		.cred = cred,
 	};
+	uint64_t t0 = cfs_now_ns();
 	int err = rs_resolve(&ctx, start, path, flags, res);
 
+	cfs_hist_add(&d->walk_ns, cfs_now_ns() - t0);
 	d->walk.walks++;
 	d->walk.links += res->links;
 	d->walk.heap_frames += res->heap_frames;

@@ -44,20 +44,16 @@ struct cfs_server {
 	struct cfs_delayed *delayed; /* list of held requests */
 };
 
-/* The opcodes a delay rule can name (the kernel's numbers, from <linux/fuse.h>). */
-static const struct {
-	uint32_t opcode;
-	enum cfs_op op;
-} cfs_opcodes[] = {
-	{FUSE_LOOKUP, CFS_OP_lookup},	  {FUSE_GETATTR, CFS_OP_getattr},
-	{FUSE_SETATTR, CFS_OP_setattr},	  {FUSE_READLINK, CFS_OP_readlink},
-	{FUSE_OPEN, CFS_OP_open},	  {FUSE_READ, CFS_OP_read},
-	{FUSE_WRITE, CFS_OP_write},	  {FUSE_OPENDIR, CFS_OP_opendir},
-	{FUSE_READDIR, CFS_OP_readdir},	  {FUSE_READDIRPLUS, CFS_OP_readdirplus},
-	{FUSE_STATFS, CFS_OP_statfs},	  {FUSE_ACCESS, CFS_OP_access},
-	{FUSE_MKDIR, CFS_OP_mkdir},	  {FUSE_UNLINK, CFS_OP_unlink},
-	{FUSE_CREATE, CFS_OP_create},
-};
+/* Serve one request, timing our part of it for `stats`. */
+static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *in = buf->mem;
+	enum cfs_op op = buf->size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
+	uint64_t t0 = cfs_now_ns();
+
+	fuse_session_process_buf(d->se, buf);
+	cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
+}
 
 static void cfs_on_delay_done(struct pc_loop *loop, struct pc_timer *t, void *data)
 {
@@ -72,7 +68,7 @@ static void cfs_on_delay_done(struct pc_loop *loop, struct pc_timer *t, void *da
 		dl->next->prev = dl->prev;
 	/* if the caller was interrupted meanwhile, libfuse has the INTERRUPT queued and the
 	 * reply to a request the kernel dropped is ignored */
-	fuse_session_process_buf(s->d->se, &dl->buf);
+	cfs_process(s->d, &dl->buf);
 	free(dl->buf.mem);
 	free(dl);
 }
@@ -85,18 +81,15 @@ static bool cfs_maybe_delay(struct cfs_server *s, const struct fuse_buf *buf, si
 	unsigned ms = 0;
 	int err;
 
-	if (size < sizeof(*in))
+	enum cfs_op op = size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
+
+	if (op == CFS_OP_MAX || op == CFS_OP_init)
 		return false;
-	for (size_t i = 0; i < G_N_ELEMENTS(cfs_opcodes); i++) {
-		if (cfs_opcodes[i].opcode != in->opcode)
-			continue;
-		const char *name = in->opcode == FUSE_LOOKUP ? (const char *)(in + 1) : NULL;
-		if (name && !memchr(name, '\0', size - sizeof(*in)))
-			return false;
-		cfs_nodeid_path(s->d, in->nodeid, name, path, sizeof(path));
-		cfs_fault_match(s->d->faults, cfs_opcodes[i].op, path, CFS_FAULT_DELAY, &err, &ms);
-		break;
-	}
+	const char *name = op == CFS_OP_lookup ? (const char *)(in + 1) : NULL;
+	if (name && !memchr(name, '\0', size - sizeof(*in)))
+		return false;
+	cfs_nodeid_path(s->d, in->nodeid, name, path, sizeof(path));
+	cfs_fault_match(s->d->faults, op, path, CFS_FAULT_DELAY, &err, &ms);
 	if (!ms)
 		return false;
 	struct cfs_delayed *dl = calloc(1, sizeof(*dl));
@@ -152,7 +145,7 @@ static void cfs_on_fuse(struct pc_loop *loop, int fd, int revents, void *data)
 			return cfs_session_gone(s);
 		if (cfs_faults_active(s->d->faults) && cfs_maybe_delay(s, &s->buf, (size_t)n))
 			continue;
-		fuse_session_process_buf(se, &s->buf);
+		cfs_process(s->d, &s->buf);
 	}
 }
 

@@ -22,7 +22,7 @@ FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o fusefs/tree.o fusefs
 # for the invalidations it calls (with no notifier they send nothing). Compiled as the
 # daemon's own files are (fusefs/module.mk).
 FUZZ_DAEMON_OBJS := $(addprefix $(FUZZ_BUILD)/fusefs/,control.o fault.o ops.o ops_write.o \
-	links.o paths.o notify.o)
+	links.o paths.o notify.o latency.o)
 FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/pollcore/pollcore.o
 $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
 	-DG_LOG_DOMAIN=\"chainfs\"
