@@ -7,6 +7,7 @@
 #include "ctlpath.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,46 +172,97 @@ static int print_reply(const char *cmd, JsonObject *o)
 	return 0;
 }
 
-static int usage(void)
+static const char cfs_usage_text[] =
+	"usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
+	"commands: ping, stats [reset], limits [nest=N] [total=N],\n"
+	"  mode kernel|collapse|server, resolve [nofollow] PATH, dump,\n"
+	"  chain|nest|loop|tree|wide|deep|dir|file|link|hardlink|append ... (spec lines),\n"
+	"  fault add|list|clear, unmount   (see chainfsctl(1))\n";
+
+static int usage(const char *why)
 {
-	fprintf(stderr, "usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
-			"commands: ping, stats [reset], limits [nest=N] [total=N],\n"
-			"  mode kernel|collapse|server, resolve [nofollow] PATH, dump,\n"
-			"  chain|nest|loop|tree|wide|deep|dir|file|link ... (spec lines),\n"
-			"  fault add|list|clear, unmount   (see chainfsctl(1))\n");
+	if (why)
+		fprintf(stderr, "chainfsctl: %s\n", why);
+	fputs(cfs_usage_text, stderr);
 	return 2;
+}
+
+/* Is DIR a chainfs mount? (/proc/self/mounts escapes spaces and such as \ooo) */
+static bool is_chainfs_mount(const char *dir)
+{
+	char *real = realpath(dir, NULL), *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	FILE *f = real ? fopen("/proc/self/mounts", "re") : NULL;
+
+	while (f && !found && getline(&line, &cap, f) > 0) {
+		char src[64], mnt[4096], type[64];
+		if (sscanf(line, "%63s %4095s %63s", src, mnt, type) != 3)
+			continue;
+		gchar *unesc = g_strcompress(mnt);
+		found = strcmp(unesc, real) == 0 && strcmp(type, "fuse.chainfs") == 0;
+		g_free(unesc);
+	}
+	if (f)
+		fclose(f);
+	free(line);
+	free(real);
+	return found;
+}
+
+/* Connect to MOUNTPOINT's default socket, saying which of the two is wrong when it fails. */
+static int connect_mount(const char *mnt)
+{
+	char path[CFS_SUN_PATH_MAX];
+	struct stat st;
+	int err = cfs_ctl_default_path(mnt, path, sizeof(path), 0);
+
+	if (err) {
+		fprintf(stderr, "chainfsctl: %s: %s\n", mnt, strerror(-err));
+		return -1;
+	}
+	if (stat(path, &st) != 0 && !is_chainfs_mount(mnt)) {
+		fprintf(stderr, "chainfsctl: not a chainfs mount: %s\n", mnt);
+		return -1;
+	}
+	if (stat(path, &st) != 0) {
+		fprintf(stderr, "chainfsctl: %s: no control socket at %s (mounted with -o ctl=...? "
+				"then give it with -s)\n", mnt, path);
+		return -1;
+	}
+	return ctl_connect(path);
 }
 
 int main(int argc, char **argv)
 {
-	char path[CFS_SUN_PATH_MAX];
-	const char *sock = NULL;
+	const char *sock = NULL, *mnt = NULL;
 	int i = 1, json = 0, rc = 2, fd;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
+		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+			fputs(cfs_usage_text, stdout);
+			return 0;
+		}
 		if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
 			sock = argv[++i];
 		else if (strcmp(argv[i], "--json") == 0)
 			json = 1;
-		else
-			return usage();
-	}
-	if (!sock) {
-		int err = i < argc ? cfs_ctl_default_path(argv[i++], path, sizeof(path), 0) : -EINVAL;
-		if (err) {
-			fprintf(stderr, "chainfsctl: %s: %s\n", i <= argc ? argv[i - 1] : "",
-				strerror(-err));
-			return usage();
+		else {
+			fprintf(stderr, "chainfsctl: unknown option '%s'\n", argv[i]);
+			return usage(NULL);
 		}
-		sock = path;
 	}
+	if (!sock && i >= argc)
+		return usage("missing MOUNTPOINT (or -s SOCKET)");
+	if (!sock)
+		mnt = argv[i++];
 	for (; i < argc && argv[i][0] == '-'; i++)
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
 	if (i >= argc)
-		return usage();
+		return usage("missing COMMAND");
 	gchar *req = g_strjoinv(" ", argv + i);
-	if ((fd = ctl_connect(sock)) < 0) {
+	if ((fd = mnt ? connect_mount(mnt) : ctl_connect(sock)) < 0) {
 		g_free(req);
 		return 2;
 	}

@@ -1,0 +1,34 @@
+#!/bin/sh
+# What a newcomer types first: chainfsctl's help and its errors name what is wrong, and the
+# limits a user can set do what the manual says.
+. "$(dirname "$0")/lib.sh"
+
+CTL=$BUILD/chainfsctl
+check "chainfsctl --help exits 0" sh -c "'$CTL' --help >'$T/help' 2>'$T/help.err'"
+check "chainfsctl --help prints the usage on stdout" grep -q "^usage: chainfsctl" "$T/help"
+check "chainfsctl --help prints nothing else" test ! -s "$T/help.err"
+for kw in hardlink append fault unmount; do
+	check "chainfsctl's usage names $kw" grep -qw "$kw" "$T/help"
+done
+"$CTL" >/dev/null 2>"$T/err"
+check "no arguments: exit 2" test $? -eq 2
+check "no arguments: the mountpoint is named as missing" grep -q "missing MOUNTPOINT" "$T/err"
+mkdir "$T/plain"
+"$CTL" "$T/plain" ping >/dev/null 2>"$T/err"
+check "a plain directory: exit 2" test $? -eq 2
+check "a plain directory: 'not a chainfs mount'" grep -qx "chainfsctl: not a chainfs mount: $T/plain" "$T/err"
+
+M=$T/mnt
+mount_cfs "$M" -o follow=server || { fail "mount"; finish; exit 1; }
+"$CTL" "$M" >/dev/null 2>"$T/err"
+check "no command: exit 2" test $? -eq 2
+check "no command: the command is named as missing" grep -q "missing COMMAND" "$T/err"
+check "a chainfs mount answers" sh -c "'$CTL' '$M' ping | grep -q version"
+# total=0: no link is followed, as RESOLVE_NO_SYMLINKS
+"$CTL" "$M" limits total=0 >/dev/null || fail "limits total=0"
+expect ELOOP stat "$M/chains/40"
+expect "ok file" stat "$M/chains/target"
+"$CTL" "$M" limits total=40 >/dev/null
+expect "ok file" stat "$M/chains/40"
+unmount_cfs "$M"
+finish
