@@ -670,6 +670,42 @@ static char *cmd_unmount(struct cfs_control *c, const char *args)
 	return cfs_json_finish(cfs_json_ok());
 }
 
+static void cfs_drop_node(void *data, uint32_t id)
+{
+	struct cfs_daemon *d = data;
+	const char *name;
+	size_t len;
+
+	if (id != CFS_ROOT) { /* the name first: the kernel forgets the dentry and below */
+		cfs_tree_name(d->tree, id, &name, &len);
+		cfs_notify_entry(d->notifier, cfs_tree_parent(d->tree, id), name, len);
+	}
+	cfs_notify_inode(d->notifier, id);
+}
+
+static void cfs_drop_path(void *data, uint64_t parent, const char *name, size_t len,
+			  uint64_t nodeid, uint32_t target)
+{
+	struct cfs_daemon *d = data;
+
+	cfs_notify_entry(d->notifier, parent, name, len);
+	cfs_notify_inode(d->notifier, nodeid);
+}
+
+/* Cold, for experiments: the kernel forgets every name, attribute, link body, listing and
+ * page it holds for this mount, and asks again. */
+static char *cmd_drop(struct cfs_control *c, const char *args)
+{
+	struct cfs_daemon *d = c->d;
+
+	if (*args)
+		return cfs_json_error("usage: drop");
+	cfs_paths_each(d->paths, cfs_drop_path, d);
+	cfs_tree_each_referenced(d->tree, cfs_drop_node, d);
+	cfs_notify_inode(d->notifier, CFS_ROOT); /* never counted, always cached */
+	return cfs_json_finish(cfs_json_ok());
+}
+
 /* A spec line at runtime; the kernel forgets the listings of the directories it touched. */
 static char *cmd_generate(struct cfs_control *c, const char *line)
 {
@@ -702,6 +738,7 @@ static const struct cfs_cmd cfs_cmds[] = {
 	{"limits", cmd_limits, false},	   {"mode", cmd_mode, false},
 	{"resolve", cmd_resolve, false},   {"dump", cmd_dump, false},
 	{"fault", cmd_fault, false},	   {"unmount", cmd_unmount, false},
+	{"drop", cmd_drop, false},
 	{"chain", cmd_generate, true},	   {"nest", cmd_generate, true},
 	{"loop", cmd_generate, true},	   {"tree", cmd_generate, true},
 	{"wide", cmd_generate, true},	   {"deep", cmd_generate, true},

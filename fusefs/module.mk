@@ -8,7 +8,9 @@ CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write
 	paths.o notify.o mt.o control.o fault.o ctlpath.o latency.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 
-BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/cfs-probe
+BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/cfs-probe $(BUILD)/chainfs-sweep
+$(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
@@ -35,7 +37,7 @@ $(BUILD)/tests/test_tree.o $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK)
 
 SHELL_TESTS += tests/mount_kernel.sh tests/mount_lifecycle.sh tests/mount_modes.sh \
 	tests/conformance.sh tests/mount_perms.sh tests/control.sh tests/spec_errors.sh \
-	tests/stress.sh tests/crash.sh tests/mount_cache.sh tests/mount_escape.sh tests/mount_latency.sh tests/cli.sh
+	tests/stress.sh tests/crash.sh tests/mount_cache.sh tests/mount_escape.sh tests/mount_latency.sh tests/cli.sh tests/sweep.sh
 
 # spec: embedded default tree
 # fusefs/default.spec becomes a C string of \xHH escapes (od + sed: coreutils, no xxd), so
