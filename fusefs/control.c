@@ -183,7 +183,7 @@ static int cfs_clear_stale(const char *path, const struct sockaddr_un *addr)
 	return unlink(path) == 0 ? 0 : -errno;
 }
 
-static int cfs_listen(const char *path)
+int cfs_control_listen(const char *path)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	int fd, err;
@@ -211,13 +211,11 @@ static int cfs_listen(const char *path)
 }
 
 int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_loop *loop,
-		      const char *path)
+		      int fd, const char *path)
 {
 	struct cfs_control *c;
-	int fd = path ? cfs_listen(path) : -1, err = 0;
+	int err = 0;
 
-	if (path && fd < 0)
-		return fd;
 	c = g_new0(struct cfs_control, 1);
 	*c = (struct cfs_control){.d = d, .loop = loop, .fd = fd, .path = g_strdup(path)};
 	c->clients = g_hash_table_new_full(NULL, NULL, NULL, cfs_client_free);
