@@ -12,6 +12,10 @@ enum {
 	CFS_CTL_MAX_LINE = 65536,      /* a longer request is refused and the client closed */
 	CFS_CTL_MAX_PENDING = 8 << 20, /* replies a client has not read: past this it is dropped */
 	CFS_CTL_BACKLOG = 128,
+	/* Out of fds, the listener is not polled until a client closes, or until this long has
+	 * passed (the fds may be held by something else): one failed accept a second instead of
+	 * a loop spinning on a socket that stays readable. */
+	CFS_CTL_ACCEPT_RETRY_MS = 1000,
 	/* steps of a `resolve` trace kept in its reply (about 600 KiB of JSON): with the limits
 	 * raised to 10^9 a walk round a loop takes 10^9 steps, which would not fit in memory */
 	CFS_CTL_MAX_STEPS = 4096,
