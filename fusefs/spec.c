@@ -137,6 +137,7 @@ struct spec_word {
 	const char *s; /* decoded bytes, NUL-terminated (a \x00 escape may put NULs inside) */
 	size_t len;
 	size_t keylen; /* attribute words: the key's length (4 in mode=0644); 0 otherwise */
+	bool slash_escaped; /* a \x2f made a '/': refused in paths, where it would split a name */
 };
 
 struct spec_line {
@@ -277,8 +278,10 @@ static int spec_hex(char ch)
 	return -1;
 }
 
-/* Decode a quoted part; *pp is just past the opening quote and ends past the closing one. */
-static int spec_lex_quoted(struct spec_ctx *c, const char **pp, const char *end, char **op)
+/* Decode a quoted part; *pp is just past the opening quote and ends past the closing one.
+ * *slash is set when an escape makes a '/'. */
+static int spec_lex_quoted(struct spec_ctx *c, const char **pp, const char *end, char **op,
+			   bool *slash)
 {
 	const char *p = *pp;
 	char *o = *op;
@@ -314,7 +317,8 @@ static int spec_lex_quoted(struct spec_ctx *c, const char **pp, const char *end,
 				return spec_fail(
 				    c, "bad escape '\\x%.*s' (\\xHH takes two hex digits)",
 				    end - p > 2 ? 2 : (int)(end - p - 1), p + 1);
-			*o++ = (char)(spec_hex(p[1]) << 4 | spec_hex(p[2]));
+			*o = (char)(spec_hex(p[1]) << 4 | spec_hex(p[2]));
+			*slash |= *o++ == '/';
 			p += 2;
 			break;
 		default:
@@ -363,7 +367,7 @@ static int spec_lex(struct spec_ctx *c, const char *p, const char *end, struct s
 			if (*p == '"') {
 				p++;
 				quoted = true;
-				int err = spec_lex_quoted(c, &p, end, &o);
+				int err = spec_lex_quoted(c, &p, end, &o, &w.slash_escaped);
 				if (err)
 					return err;
 				continue;
@@ -616,6 +620,8 @@ static int spec_check_path(struct spec_ctx *c, const struct spec_word *w, struct
 		err = spec_fail_word(c, w, "path not absolute");
 	else if (memchr(s, '\0', w->len))
 		err = spec_fail_word(c, w, "NUL byte in path");
+	else if (w->slash_escaped)
+		err = spec_fail_word(c, w, "'\\x2f' in a path: a name cannot hold '/'");
 	while (!err && (len = spec_next_name(&s, end, &name)) > 0) {
 		if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
 			err = spec_fail_word(c, w, "'.' and '..' are not allowed in paths");

@@ -387,6 +387,16 @@ START_TEST(test_link_target_is_byte_exact)
 }
 END_TEST
 
+/* A target is a path: an escaped '/' there is a separator, as the target means. */
+START_TEST(test_escaped_slash_in_a_target_is_a_slash)
+{
+	struct cfs_tree *t = load("link /l \"a\\x2fb\"\n");
+
+	assert_link(t, "/l", "a/b");
+	cfs_tree_free(t);
+}
+END_TEST
+
 START_TEST(test_hardlink_names_the_same_node)
 {
 	struct cfs_tree *t = load("file /a/f hello\nhardlink /b/g /a/f\nlink /l f\n"
@@ -721,6 +731,10 @@ static const struct bad_case {
     {"file /f size=2P\n", "t.spec:1: size 2P too big"},
     {"file /f size=99999999999999999999999\n", "t.spec:1: size 99999999999999999999999 too big"},
     {"file /\"a\\x00b\"\n", "t.spec:1: \"/a\\x00b\": NUL byte in path"},
+    {"dir /a\nfile /\"a\\x2fb\"\n", "t.spec:2: /a/b: '\\x2f' in a path: a name cannot hold '/'"},
+    {"file /\"\\x2F\"x\n", "t.spec:1: //x: '\\x2f' in a path"},
+    {"link /\"a\\x2fb\" t\n", "t.spec:1: /a/b: '\\x2f' in a path"},
+    {"chain /\"c\\x2f\"d 3 t\n", "t.spec:1: /c/d: '\\x2f' in a path"},
     {"append /nothing x\n", "t.spec:1: /nothing: no such node"},
     {"dir /d\nappend /d x\n", "t.spec:2: /d: not a regular file"},
     {"hardlink /h /nothing\n", "t.spec:1: /nothing: no such node"},
@@ -1583,6 +1597,7 @@ static Suite *spec_suite(void)
 	tcase_add_test(kw, test_file_size_with_pattern_and_suffix);
 	tcase_add_test(kw, test_append_extends_a_file);
 	tcase_add_test(kw, test_link_target_is_byte_exact);
+	tcase_add_test(kw, test_escaped_slash_in_a_target_is_a_slash);
 	tcase_add_test(kw, test_hardlink_names_the_same_node);
 	tcase_add_test(kw, test_comments_blank_lines_and_hash_inside_words);
 	tcase_add_test(kw, test_quoted_key_is_content);
