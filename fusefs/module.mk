@@ -1,5 +1,5 @@
 # fusefs/: the chainfs daemon (libfuse3 low-level, GLib, json-glib) and its tools.
-CFS_CORE_OBJS := $(BUILD)/fusefs/tree.o $(BUILD)/fusefs/spec.o
+CFS_CORE_OBJS := $(BUILD)/fusefs/tree.o $(BUILD)/fusefs/spec.o $(BUILD)/fusefs/inroot.o
 CFS_LIB := $(BUILD)/libchainfs.a
 $(CFS_LIB): $(CFS_CORE_OBJS)
 	$(AR) rcs $@ $^

@@ -98,7 +98,7 @@ check "the faults were seen" sh -c "cat '$T'/logs/* | grep -q 'timed out'"
 (cd "$M" && find . -path ./tree -prune -o -printf '%y %m %s %p %l\n' | LC_ALL=C sort) >"$T/seen"
 "$CTL" -s "$SOCK" dump >"$T/dump.spec"
 R=$T/ref
-mount_tmpfs "$R" && "$CHAINFS" --materialize "$T/dump.spec" "$R" || fail "materialize the dump"
+mount_tmpfs "$R" && "$CHAINFS" --materialize --keep-ids "$T/dump.spec" "$R" || fail "materialize the dump"
 (cd "$R" && find . -path ./tree -prune -o -printf '%y %m %s %p %l\n' | LC_ALL=C sort) >"$T/dumped"
 sed -i '/^d .* \.$/d' "$T/seen" "$T/dumped" # the roots' own sizes differ by nature
 same_output "dump agrees with what find sees" "$T/seen" "$T/dumped"
