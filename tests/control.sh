@@ -14,7 +14,7 @@ SOCK=$T/ctl.sock
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=97
 CHAINFS=$ASAN_BIN mount_cfs "$M" -o "follow=server,ctl=$SOCK,opens=answer" ||
 	{ fail mount; finish; exit 1; }
-DPID=$(cat "${XDG_RUNTIME_DIR:-/tmp}/chainfs-$(printf '%s' "$M" | cksum | cut -d' ' -f1).pid")
+DPID=$("$FUSE_MOUNT" --pid "$M")
 
 ctl() {
 	timeout 60 "$CTL" -s "$SOCK" "$@"
@@ -187,7 +187,7 @@ check "append: the next stat sees the new size" test "$(stat -c %s "$M2/mut/f")"
 # A killed daemon leaves its socket behind; the next daemon there replaces it safely.
 sockdir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/chainfs}
 sockdir=${sockdir:-/run/chainfs}
-kill -9 "$(cat "${XDG_RUNTIME_DIR:-/tmp}/chainfs-$(printf '%s' "$M2" | cksum | cut -d' ' -f1).pid")"
+kill -9 "$("$FUSE_MOUNT" --pid "$M2")"
 sleep 0.3
 check "a killed daemon's socket stays behind" sh -c "ls '$sockdir' | grep -q '^mnt2-'"
 unmount_cfs "$M2"

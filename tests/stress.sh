@@ -16,7 +16,7 @@ SOCK=$T/ctl.sock
 export ASAN_OPTIONS=detect_leaks=1:exitcode=97
 CHAINFS=$ASAN_BIN mount_cfs "$M" -o "ctl=$SOCK,max_total=2000,max_nest=2000,abslinks=raw" ||
 	{ fail mount; finish; exit 1; }
-DPID=$(cat "${XDG_RUNTIME_DIR:-/tmp}/chainfs-$(printf '%s' "$M" | cksum | cut -d' ' -f1).pid")
+DPID=$("$FUSE_MOUNT" --pid "$M")
 END=$(($(date +%s) + SECONDS_RUN))
 mkdir -p "$M/play" "$T/logs"
 for i in 1 2 3 4; do printf "file $i\n" >"$M/play/f$i"; done
