@@ -37,10 +37,10 @@ struct cfs_control {
 	GHashTable *clients; /* fd -> struct cfs_client */
 	struct pc_stats pc_base; /* `stats reset` subtracts this */
 	uint64_t refused, accepted;
-	uint64_t accept_pauses;	 /* times accept ran out of fds and the listener was set aside */
-	bool paused;		 /* ... and still is */
-	bool pause_told;	 /* logged once until an accept succeeds again */
-	struct pc_timer resume;	 /* polls the listener again after CFS_CTL_ACCEPT_RETRY_MS */
+	uint64_t accept_pauses; /* times accept ran out of fds and the listener was set aside */
+	bool paused;		/* ... and still is */
+	bool pause_told;	/* logged once until an accept succeeds again */
+	struct pc_timer resume; /* polls the listener again after CFS_CTL_ACCEPT_RETRY_MS */
 };
 
 /* Out of fds (or memory): the pending connection stays, so the listener stays readable and

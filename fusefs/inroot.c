@@ -51,8 +51,8 @@ bool cfs_target_may_climb(const char *target, size_t len)
 static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, uint32_t dir,
 		     const char *target, const char *last, const char **tail)
 {
-	struct rs_ctx ctx = {.ops = &cfs_tree_rs_ops, .tree = (void *)t, .root = CFS_ROOT,
-			     .limits = limits};
+	struct rs_ctx ctx = {
+	    .ops = &cfs_tree_rs_ops, .tree = (void *)t, .root = CFS_ROOT, .limits = limits};
 	const char *p = target, *name;
 	uint32_t at = dir, next;
 	size_t n;

@@ -17,7 +17,9 @@ struct cfs_linkset {
 
 ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent)
 {
-	const struct rs_limits *l = &d->opts.limits;
+	/* at least the kernel's limits: where our walk gives up, the kernel's does too */
+	struct rs_limits lim = {MAX(d->opts.limits.max_nest, rs_limits_linux.max_nest),
+				MAX(d->opts.limits.max_total, rs_limits_linux.max_total)};
 	const char *target;
 	size_t len;
 	int err = cfs_tree_readlink(d->tree, link, &target, &len);
@@ -27,10 +29,7 @@ ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, 
 	/* where the link is and what other links lead to decide the answer from now on */
 	*dependent = !d->opts.abslinks_raw && cfs_target_may_climb(target, len);
 	if (*dependent)
-		return cfs_inroot_target(d->tree,
-					 (struct rs_limits){MAX(l->max_nest, rs_limits_linux.max_nest),
-							    MAX(l->max_total, rs_limits_linux.max_total)},
-					 link, out);
+		return cfs_inroot_target(d->tree, lim, link, out);
 	memcpy(out, target, len);
 	out[len] = '\0';
 	return (ssize_t)len;
