@@ -57,6 +57,8 @@ echo "$VICTIM" >"/tmp/chainfs-$key.pid"
 check "a planted log link is not followed" test "$(cat "$T/victim")" = precious
 check "a planted pid is not signalled" alive "$VICTIM"
 rm -f "/tmp/chainfs-$key.log" "/tmp/chainfs-$key.pid"
+# that mount kept its log in the default state directory (root, no XDG_RUNTIME_DIR)
+rm -f "/run/chainfs/$key.log"
 
 # CHAINFS_LOG as a link: refused, nothing mounted, the file behind it untouched.
 ln -s "$T/victim" "$T/log.link"
