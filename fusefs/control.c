@@ -37,12 +37,47 @@ struct cfs_control {
 	GHashTable *clients; /* fd -> struct cfs_client */
 	struct pc_stats pc_base; /* `stats reset` subtracts this */
 	uint64_t refused, accepted;
+	uint64_t accept_pauses; /* times accept ran out of fds and the listener was set aside */
+	bool paused;		/* ... and still is */
+	bool pause_told;	/* logged once until an accept succeeds again */
+	struct pc_timer resume; /* polls the listener again after CFS_CTL_ACCEPT_RETRY_MS */
 };
+
+/* Out of fds (or memory): the pending connection stays, so the listener stays readable and
+ * polling it would spin. Set it aside until a client closes or the retry timer fires. */
+static void cfs_accept_pause(struct cfs_control *c, int err)
+{
+	if (!c->pause_told)
+		g_warning("control: cannot accept a client (%s); waiting for one to close",
+			  strerror(err));
+	c->pause_told = true;
+	c->paused = true;
+	c->accept_pauses++;
+	pc_io_mod(c->loop, c->fd, 0);
+	pc_timer_start(c->loop, &c->resume, CFS_CTL_ACCEPT_RETRY_MS, 0);
+}
+
+static void cfs_accept_resume(struct cfs_control *c)
+{
+	if (!c->paused)
+		return;
+	c->paused = false;
+	pc_timer_stop(c->loop, &c->resume);
+	pc_io_mod(c->loop, c->fd, POLLIN);
+}
+
+static void cfs_on_resume(struct pc_loop *loop, struct pc_timer *t, void *data)
+{
+	cfs_accept_resume(data);
+}
 
 static void cfs_client_close(struct cfs_client *cl)
 {
-	pc_io_del(cl->ctl->loop, cl->fd);
-	g_hash_table_remove(cl->ctl->clients, GINT_TO_POINTER(cl->fd));
+	struct cfs_control *c = cl->ctl;
+
+	pc_io_del(c->loop, cl->fd);
+	g_hash_table_remove(c->clients, GINT_TO_POINTER(cl->fd));
+	cfs_accept_resume(c); /* an fd is free again */
 }
 
 static void cfs_client_free(gpointer p)
@@ -142,8 +177,12 @@ static void cfs_on_accept(struct pc_loop *loop, int fd, int revents, void *data)
 	socklen_t len = sizeof(cred);
 	int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
-	if (cfd < 0)
+	if (cfd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			cfs_accept_pause(c, errno);
 		return;
+	}
+	c->pause_told = false;
 	/* the socket is 0600 already; the peer check also covers a socket passed on */
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 ||
 	    (cred.uid != getuid() && cred.uid != 0)) {
@@ -183,7 +222,7 @@ static int cfs_clear_stale(const char *path, const struct sockaddr_un *addr)
 	return unlink(path) == 0 ? 0 : -errno;
 }
 
-static int cfs_listen(const char *path)
+int cfs_control_listen(const char *path)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	int fd, err;
@@ -211,16 +250,15 @@ static int cfs_listen(const char *path)
 }
 
 int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_loop *loop,
-		      const char *path)
+		      int fd, const char *path)
 {
 	struct cfs_control *c;
-	int fd = path ? cfs_listen(path) : -1, err = 0;
+	int err = 0;
 
-	if (path && fd < 0)
-		return fd;
 	c = g_new0(struct cfs_control, 1);
 	*c = (struct cfs_control){.d = d, .loop = loop, .fd = fd, .path = g_strdup(path)};
 	c->clients = g_hash_table_new_full(NULL, NULL, NULL, cfs_client_free);
+	pc_timer_init(&c->resume, cfs_on_resume, c);
 	if (fd >= 0)
 		err = pc_io_add(loop, fd, POLLIN, cfs_on_accept, c);
 	if (err) {
@@ -242,6 +280,7 @@ void cfs_control_stop(struct cfs_control *c)
 	while (g_hash_table_iter_next(&it, &key, NULL))
 		pc_io_del(c->loop, GPOINTER_TO_INT(key));
 	g_hash_table_destroy(c->clients);
+	pc_timer_stop(c->loop, &c->resume);
 	if (c->fd >= 0) {
 		pc_io_del(c->loop, c->fd);
 		close(c->fd);
@@ -483,6 +522,7 @@ static char *cmd_stats(struct cfs_control *c, const char *args)
 	cfs_json_int(b, "clients", g_hash_table_size(c->clients));
 	cfs_json_int(b, "accepted", (int64_t)c->accepted);
 	cfs_json_int(b, "refused", (int64_t)c->refused);
+	cfs_json_int(b, "accept_pauses", (int64_t)c->accept_pauses);
 	json_builder_end_object(b);
 	return cfs_json_finish(b);
 }

@@ -8,6 +8,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include "inroot.h"
 #include "latency.h"
 #include "rs.h"
 #include "tree.h"
@@ -114,9 +115,6 @@ void cfs_links_note(const struct cfs_daemon *d, uint32_t link);
 void cfs_links_changed(struct cfs_daemon *d);
 struct cfs_linkset *cfs_linkset_new(void);
 void cfs_linkset_free(struct cfs_linkset *s);
-/* The path from directory FROM to node TO ("." when the same), into OUT (RS_PATH_MAX bytes).
- * Returns the length, or -ENAMETOOLONG. */
-ssize_t cfs_relative_path(const struct cfs_tree *t, uint32_t from, uint32_t to, char *out);
 /* NODE's absolute path through the mountpoint ("/mnt/a/b"; the mountpoint itself for the
  * root), into OUT (RS_PATH_MAX bytes): an answer the kernel walks down from the mount's root
  * without a "..", so it is the same from every name and cannot leave the mount. Returns the

@@ -20,7 +20,7 @@ enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do
 
 struct cfs_cmdline {
 	char *follow, *abslinks, *loop, *ctl, *opens, *spin;
-	int materialize;
+	int materialize, keep_ids;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout;
 	int default_permissions;
 	char *positional[3];
@@ -40,6 +40,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
 	CFS_OPT("entry_timeout=%s", entry_timeout),
 	CFS_OPT("attr_timeout=%s", attr_timeout),
 	CFS_OPT("--materialize", materialize),
+	CFS_OPT("--keep-ids", keep_ids),
 	/* seen here, and passed on to libfuse too (the kernel does the checks) */
 	{"default_permissions", offsetof(struct cfs_cmdline, default_permissions), 1},
 	FUSE_OPT_KEY("default_permissions", FUSE_OPT_KEY_KEEP),
@@ -63,7 +64,7 @@ static int cfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *
 static void cfs_usage(const char *prog)
 {
 	printf("usage: %s [options] [SPEC] MOUNTPOINT\n"
-	       "       %s --materialize [SPEC] DIR\n\n"
+	       "       %s --materialize [--keep-ids] [SPEC] DIR\n\n"
 	       "Serve the tree described by SPEC (default: the embedded tree) at MOUNTPOINT.\n\n"
 	       "chainfs options:\n"
 	       "    -o follow=kernel|collapse|server  who follows symlinks (default kernel)\n"
@@ -80,7 +81,9 @@ static void cfs_usage(const char *prog)
 	       "    -o loop=pollcore|libfuse|libfuse_mt  request loop (default pollcore)\n"
 	       "    -o spin=USEC           pollcore: after a request, poll without sleeping\n"
 	       "                           this long for the next (default %d; 0: never)\n"
-	       "    --materialize          write SPEC's tree to DIR as real files and exit\n\n",
+	       "    --materialize          write SPEC's tree to DIR as real files and exit\n"
+	       "    --keep-ids             with --materialize: owners (as root) and set-id\n"
+	       "                           bits as SPEC gives them (default: dropped)\n\n",
 	       prog, prog, CFS_SPIN_DEFAULT_US);
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
@@ -201,7 +204,7 @@ static int cfs_materialize_main(const struct cfs_cmdline *c)
 
 	if (!t)
 		return CFS_EXIT_USAGE;
-	rc = cfs_materialize(t, dir, &err);
+	rc = cfs_materialize(t, dir, c->keep_ids ? CFS_MAT_KEEP_IDS : 0, &err);
 	if (rc)
 		fprintf(stderr, "chainfs: %s\n", err ? err : strerror(-rc));
 	free(err);
@@ -252,10 +255,15 @@ int main(int argc, char *argv[])
 		goto out;
 	if (c.materialize) {
 		if (c.npositional < 1 || c.npositional > 2) {
-			fprintf(stderr, "chainfs: usage: chainfs --materialize [SPEC] DIR\n");
+			fprintf(stderr,
+				"chainfs: usage: chainfs --materialize [--keep-ids] [SPEC] DIR\n");
 			goto out;
 		}
 		rc = cfs_materialize_main(&c);
+		goto out;
+	}
+	if (c.keep_ids) {
+		fprintf(stderr, "chainfs: --keep-ids goes with --materialize\n");
 		goto out;
 	}
 	if (c.npositional > 0 && fuse_opt_add_arg(&args, c.positional[c.npositional - 1]))

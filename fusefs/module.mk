@@ -1,5 +1,5 @@
 # fusefs/: the chainfs daemon (libfuse3 low-level, GLib, json-glib) and its tools.
-CFS_CORE_OBJS := $(BUILD)/fusefs/tree.o $(BUILD)/fusefs/spec.o
+CFS_CORE_OBJS := $(BUILD)/fusefs/tree.o $(BUILD)/fusefs/spec.o $(BUILD)/fusefs/inroot.o
 CFS_LIB := $(BUILD)/libchainfs.a
 $(CFS_LIB): $(CFS_CORE_OBJS)
 	$(AR) rcs $@ $^
@@ -37,7 +37,8 @@ $(BUILD)/tests/test_tree.o $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK)
 
 SHELL_TESTS += tests/mount_kernel.sh tests/mount_lifecycle.sh tests/mount_modes.sh \
 	tests/conformance.sh tests/mount_perms.sh tests/control.sh tests/spec_errors.sh \
-	tests/stress.sh tests/crash.sh tests/mount_cache.sh tests/mount_escape.sh tests/mount_latency.sh tests/cli.sh tests/sweep.sh
+	tests/stress.sh tests/crash.sh tests/mount_cache.sh tests/fuse_mount.sh \
+	tests/mount_escape.sh tests/mount_latency.sh tests/cli.sh tests/sweep.sh
 
 # spec: embedded default tree
 # fusefs/default.spec becomes a C string of \xHH escapes (od + sed: coreutils, no xxd), so

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Requests served per wake before the loop looks at its other fds again, so a flood on
  * /dev/fuse cannot starve the control socket. */
@@ -83,7 +84,10 @@ static bool cfs_maybe_delay(struct cfs_server *s, const struct fuse_buf *buf, si
 
 	enum cfs_op op = size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
 
-	if (op == CFS_OP_MAX || op == CFS_OP_init)
+	/* init and the forgets name no node to match (a batch forget's nodeid is 0) and have
+	 * nobody waiting for them */
+	if (op == CFS_OP_MAX || op == CFS_OP_init || op == CFS_OP_forget ||
+	    op == CFS_OP_forget_multi || in->nodeid == 0)
 		return false;
 	const char *name = op == CFS_OP_lookup ? (const char *)(in + 1) : NULL;
 	if (name && !memchr(name, '\0', size - sizeof(*in)))
@@ -157,6 +161,9 @@ static void cfs_on_signal(struct pc_loop *loop, struct pc_signal *sig, int signo
 
 /* The control socket's path, settled before daemonizing moves us to "/". "" for none. */
 static char cfs_ctl_path[CFS_SUN_PATH_MAX];
+/* Its listening fd, opened before mounting and daemonizing (the forked child inherits it),
+ * so that a path we cannot listen on is told on the caller's terminal. -1 for none. */
+static int cfs_ctl_fd = -1;
 
 static int cfs_pick_ctl_path(const struct cfs_daemon *d)
 {
@@ -175,14 +182,39 @@ static int cfs_pick_ctl_path(const struct cfs_daemon *d)
 	return n >= (int)sizeof(cfs_ctl_path) ? -ENAMETOOLONG : 0;
 }
 
+/* Only our own loop serves the socket: with libfuse's loops nobody would accept. */
+static int cfs_open_control(const struct cfs_daemon *d)
+{
+	if (!cfs_ctl_path[0] || d->opts.loop != CFS_LOOP_POLLCORE)
+		return 0;
+	cfs_ctl_fd = cfs_control_listen(cfs_ctl_path);
+	if (cfs_ctl_fd < 0) {
+		fprintf(stderr, "chainfs: control socket %s: %s\n", cfs_ctl_path,
+			strerror(-cfs_ctl_fd));
+		return cfs_ctl_fd;
+	}
+	return 0;
+}
+
+/* A failure before the loop took the socket: close it and remove it. */
+static void cfs_close_control(void)
+{
+	if (cfs_ctl_fd < 0)
+		return;
+	close(cfs_ctl_fd);
+	unlink(cfs_ctl_path);
+	cfs_ctl_fd = -1;
+}
+
 static int cfs_start_control(struct cfs_daemon *d, struct pc_loop *loop,
 			     struct cfs_control **out)
 {
-	int err;
+	int fd = cfs_ctl_fd, err;
 
-	if (!cfs_ctl_path[0])
+	if (fd < 0)
 		return 0;
-	err = cfs_control_start(out, d, loop, cfs_ctl_path);
+	cfs_ctl_fd = -1; /* the control's from here, on error too */
+	err = cfs_control_start(out, d, loop, fd, cfs_ctl_path);
 	if (err)
 		g_warning("control socket %s: %s", cfs_ctl_path, strerror(-err));
 	else
@@ -342,13 +374,17 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 		fprintf(stderr, "chainfs: control socket: %s\n", strerror(-err));
 		return 1;
 	}
+	if (cfs_open_control(d))
+		return 1;
 	cfs_default_timeouts(&d->opts);
 	cfs_add_write_ops(&ops);
 	if (d->opts.loop == CFS_LOOP_LIBFUSE_MT)
 		cfs_mt_wrap(&ops);
 	d->se = fuse_session_new(args, &ops, sizeof(ops), d);
-	if (!d->se)
+	if (!d->se) {
+		cfs_close_control();
 		return 2; /* libfuse said which option it refused */
+	}
 	d->paths = cfs_paths_new();
 	d->faults = cfs_faults_new();
 	d->answered = cfs_linkset_new();
@@ -376,6 +412,7 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 out_unmount:
 	fuse_session_unmount(d->se);
 out:
+	cfs_close_control();
 	fuse_session_destroy(d->se);
 	d->se = NULL;
 	cfs_paths_free(d->paths);

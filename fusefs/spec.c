@@ -12,6 +12,7 @@
  * containers (which abort on OOM), as they only read the tree.
  */
 #include "spec.h"
+#include "inroot.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -137,6 +138,7 @@ struct spec_word {
 	const char *s; /* decoded bytes, NUL-terminated (a \x00 escape may put NULs inside) */
 	size_t len;
 	size_t keylen; /* attribute words: the key's length (4 in mode=0644); 0 otherwise */
+	bool slash_escaped; /* a \x2f made a '/': refused in paths, where it would split a name */
 };
 
 struct spec_line {
@@ -277,8 +279,10 @@ static int spec_hex(char ch)
 	return -1;
 }
 
-/* Decode a quoted part; *pp is just past the opening quote and ends past the closing one. */
-static int spec_lex_quoted(struct spec_ctx *c, const char **pp, const char *end, char **op)
+/* Decode a quoted part; *pp is just past the opening quote and ends past the closing one.
+ * *slash is set when an escape makes a '/'. */
+static int spec_lex_quoted(struct spec_ctx *c, const char **pp, const char *end, char **op,
+			   bool *slash)
 {
 	const char *p = *pp;
 	char *o = *op;
@@ -314,7 +318,8 @@ static int spec_lex_quoted(struct spec_ctx *c, const char **pp, const char *end,
 				return spec_fail(
 				    c, "bad escape '\\x%.*s' (\\xHH takes two hex digits)",
 				    end - p > 2 ? 2 : (int)(end - p - 1), p + 1);
-			*o++ = (char)(spec_hex(p[1]) << 4 | spec_hex(p[2]));
+			*o = (char)(spec_hex(p[1]) << 4 | spec_hex(p[2]));
+			*slash |= *o++ == '/';
 			p += 2;
 			break;
 		default:
@@ -363,7 +368,7 @@ static int spec_lex(struct spec_ctx *c, const char *p, const char *end, struct s
 			if (*p == '"') {
 				p++;
 				quoted = true;
-				int err = spec_lex_quoted(c, &p, end, &o);
+				int err = spec_lex_quoted(c, &p, end, &o, &w.slash_escaped);
 				if (err)
 					return err;
 				continue;
@@ -616,6 +621,8 @@ static int spec_check_path(struct spec_ctx *c, const struct spec_word *w, struct
 		err = spec_fail_word(c, w, "path not absolute");
 	else if (memchr(s, '\0', w->len))
 		err = spec_fail_word(c, w, "NUL byte in path");
+	else if (w->slash_escaped)
+		err = spec_fail_word(c, w, "'\\x2f' in a path: a name cannot hold '/'");
 	while (!err && (len = spec_next_name(&s, end, &name)) > 0) {
 		if ((len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.'))
 			err = spec_fail_word(c, w, "'.' and '..' are not allowed in paths");
@@ -2307,7 +2314,8 @@ struct spec_mat {
 	const char *top; /* DIR, for messages */
 	int topfd;
 	int cur;	   /* the directory being filled */
-	bool root;	   /* running as root: owners too */
+	bool owners;	   /* running as root with CFS_MAT_KEEP_IDS: owners too */
+	mode_t modes;	   /* mode bits applied: set-id bits only with CFS_MAT_KEEP_IDS */
 	GHashTable *first; /* node with several names -> relative path of its first one */
 	char *buf;
 	char **err;
@@ -2365,10 +2373,10 @@ static int spec_mat_attrs(struct spec_mat *m, int fd, const struct stat *st, con
 	struct timespec ts[2] = {st->st_atim, st->st_mtim};
 
 	*what = "chown";
-	if (m->root && fchown(fd, st->st_uid, st->st_gid) < 0)
+	if (m->owners && fchown(fd, st->st_uid, st->st_gid) < 0)
 		return -errno;
 	*what = "chmod";
-	if (fchmod(fd, st->st_mode & 07777) < 0)
+	if (fchmod(fd, st->st_mode & m->modes) < 0)
 		return -errno;
 	*what = "utimens";
 	if (futimens(fd, ts) < 0)
@@ -2403,19 +2411,16 @@ static int spec_mat_link(struct spec_mat *m, const char *name, const char *path,
 			 const struct stat *st)
 {
 	struct timespec ts[2] = {st->st_atim, st->st_mtim};
-	const char *target;
-	size_t len;
-	int err = cfs_tree_readlink(m->t, id, &target, &len);
+	/* the kernel walks the copy with its own limits */
+	ssize_t len = cfs_inroot_target(m->t, rs_limits_linux, id, m->buf);
 
-	if (err)
-		return spec_mat_fail(m, path, "readlink", err);
-	if (len >= RS_PATH_MAX || memchr(target, '\0', len))
+	if (len < 0)
+		return spec_mat_fail(m, path, "readlink", (int)len);
+	if (memchr(m->buf, '\0', (size_t)len))
 		return spec_mat_fail(m, path, "symlink", -EINVAL);
-	memcpy(m->buf, target, len);
-	m->buf[len] = '\0';
 	if (symlinkat(m->buf, m->cur, name) < 0)
 		return spec_mat_fail(m, path, "symlink", -errno);
-	if (m->root && fchownat(m->cur, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+	if (m->owners && fchownat(m->cur, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
 		return spec_mat_fail(m, path, "lchown", -errno);
 	if (utimensat(m->cur, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
 		return spec_mat_fail(m, path, "utimensat", -errno);
@@ -2516,9 +2521,14 @@ static int spec_mat_check_empty(int fd)
 	return err;
 }
 
-int cfs_materialize(const struct cfs_tree *t, const char *dir, char **err)
+int cfs_materialize(const struct cfs_tree *t, const char *dir, unsigned flags, char **err)
 {
-	struct spec_mat m = {.t = t, .top = dir, .root = geteuid() == 0, .err = err};
+	bool keep = flags & CFS_MAT_KEEP_IDS;
+	struct spec_mat m = {.t = t,
+			     .top = dir,
+			     .owners = keep && geteuid() == 0,
+			     .modes = keep ? 07777 : 01777,
+			     .err = err};
 	struct spec_walk w;
 	uint64_t bytes = spec_data_bytes(t);
 	int ev, rc;

@@ -53,9 +53,19 @@ int cfs_spec_apply_line(struct cfs_tree *t, const char *line, const struct cfs_s
 /* The embedded default tree served when no spec is given. */
 extern const char cfs_default_spec[];
 
+/* cfs_materialize() flags */
+enum {
+	/* Owners (when running as root) and set-user-ID and set-group-ID bits as the tree has
+	 * them. Without it a spec cannot hand out set-id programs or files owned by others. */
+	CFS_MAT_KEEP_IDS = 1 << 0,
+};
+
 /* Write T as real directories, files and symlinks under DIR (which must exist and be empty).
- * Modes are applied; owners when running as root; times last. */
-int cfs_materialize(const struct cfs_tree *t, const char *dir, char **err);
+ * A target that could climb above DIR (absolute, or with a ".." too many) is written in its
+ * in-root spelling (inroot.h), so the copy's links mean what the tree's do and never lead out
+ * of DIR. Modes are applied (set-id bits only with CFS_MAT_KEEP_IDS), owners as root with
+ * CFS_MAT_KEEP_IDS, times last. */
+int cfs_materialize(const struct cfs_tree *t, const char *dir, unsigned flags, char **err);
 
 /* Write T as a spec that reproduces it (names, kinds, modes, owners, times, content). */
 int cfs_spec_dump(const struct cfs_tree *t, FILE *out);

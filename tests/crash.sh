@@ -7,7 +7,7 @@ CTL=$BUILD/chainfsctl
 M=$T/mnt
 SOCK=$T/ctl.sock
 pidof_mount() {
-	cat "${XDG_RUNTIME_DIR:-/tmp}/chainfs-$(printf '%s' "$1" | cksum | cut -d' ' -f1).pid"
+	"$FUSE_MOUNT" --pid "$1"
 }
 has_ping() { "$CTL" -s "$SOCK" ping >/dev/null 2>&1; }
 

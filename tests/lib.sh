@@ -96,17 +96,29 @@ not_grep() {
 	! grep -q "$1" "$2"
 }
 
-# materialize_inroot DIR: rewrite DIR's absolute links as chainfs's kernel mode answers them
-# (relative, never above DIR), so the kernel can walk the copy as if DIR were the root.
-# perl-base is Essential in Debian: one process instead of one per link.
-materialize_inroot() {
-	(cd "$1" && find . -type l -lname '/*' -print0 | perl -0 -ne '
-		chomp; my $l = $_; my $t = readlink($l) // next;
-		$t =~ s{^(/+\.\.?(?=/|$))+}{}; $t =~ s{^/+}{};
-		my $depth = ($l =~ tr{/}{}) - 1;
-		my $new = join("/", ("..") x $depth, length($t) ? ($t) : ());
-		$new = "." if $new eq "";
-		unlink($l) && symlink($new, $l) or die "$l: $!\n";')
+# Link texts differ by design between a kernel-mode mount and its materialized copy: the
+# mount answers a target with a ".." or a leading "/" by its path through the mountpoint, the
+# copy by a relative path. So a mount and its copy are compared by what their links lead to
+# (follows), and the mount's answers are checked to stay inside it (answers_inside).
+# follows ROOT: "path mode size" (or "path ERRNO") of what each link under ROOT leads to
+follows() {
+	(cd "$1" && perl -MFile::Find -e 'find({ no_chdir => 1, wanted => sub {
+		return unless -l $_;
+		my @s = stat($_);
+		print "$_ ", (@s ? sprintf("%o %d", $s[2], $s[7]) : 0 + $!), "\n" } }, ".")' |
+		LC_ALL=C sort)
+}
+# answers_inside ROOT MNT: no link under ROOT answers a ".." or an absolute path outside MNT
+answers_inside() {
+	perl -MFile::Find -e 'my ($root, $m) = @ARGV; my $bad = 0;
+		find({ no_chdir => 1, wanted => sub { return unless -l $_; my $t = readlink($_);
+			if ($t =~ m{(^|/)\.\.(/|$)} || ($t =~ m{^/} && $t ne $m && index($t, "$m/") != 0)) {
+				print STDERR "$_ -> $t\n"; $bad++ } } }, $root);
+		exit($bad ? 1 : 0)' "$1" "$2"
+}
+# norm_ls: `ls -l` lines of links without their size and target (see above)
+norm_ls() {
+	sed -E 's/^(l[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+) +[0-9]+ (.*) -> .*$/\1 - \2/'
 }
 
 finish() {

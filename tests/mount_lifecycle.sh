@@ -73,6 +73,18 @@ check "only one mount" test "$(awk -v m="$M" '$2 == m' /proc/mounts | wc -l)" -e
 expect ok stat "$M/chains/40"
 unmount_cfs "$M"
 
+# A control socket chainfs cannot have: in the background too, a message on the caller's
+# terminal, status 1, nothing mounted (the daemon listens before it mounts and forks).
+for ctl in "$T/no/such/dir/sock" "$T/busy.err"; do
+	"$CHAINFS" -o "ctl=$ctl" "$M" 2>"$T/ctl.err"
+	st=$?
+	check "-o ctl=$ctl: status 1 (got $st)" test "$st" -eq 1
+	check "-o ctl=$ctl: the message names it" grep -q -F "control socket $ctl" "$T/ctl.err"
+	check "-o ctl=$ctl: nothing mounted" not is_mounted "$M"
+	is_mounted "$M" && fusermount3 -u "$M"
+done
+check "a file in the way is left alone" grep -q "already a mount point" "$T/busy.err"
+
 # Bad options: a clear message, status 2, nothing mounted.
 # bad_option OPTION: -o OPTION is refused and the message names it
 bad_option() {

@@ -59,7 +59,7 @@ check "the mountpoint is still an empty directory" test -z "$(ls -A "$M")"
 } >"$T/million.spec"
 B=$T/big
 if mount_cfs "$B" "$T/million.spec"; then
-	pid=$(cat "${XDG_RUNTIME_DIR:-/tmp}/chainfs-$(printf '%s' "$B" | cksum | cut -d' ' -f1).pid")
+	pid=$("$FUSE_MOUNT" --pid "$B")
 	check "a million entries listed" test "$(ls -f "$B/d" | wc -l)" -eq 1000002
 	expect "ok file" stat "$B/d/f1000000"
 	hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status")

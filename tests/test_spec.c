@@ -3,6 +3,7 @@
  * checked with the resolver, dump round trips, materialize, and atomic lines under injected
  * allocation failures.
  */
+#include "inroot.h"
 #include "rs.h"
 #include "spec.h"
 #include "tree.h"
@@ -387,6 +388,16 @@ START_TEST(test_link_target_is_byte_exact)
 }
 END_TEST
 
+/* A target is a path: an escaped '/' there is a separator, as the target means. */
+START_TEST(test_escaped_slash_in_a_target_is_a_slash)
+{
+	struct cfs_tree *t = load("link /l \"a\\x2fb\"\n");
+
+	assert_link(t, "/l", "a/b");
+	cfs_tree_free(t);
+}
+END_TEST
+
 START_TEST(test_hardlink_names_the_same_node)
 {
 	struct cfs_tree *t = load("file /a/f hello\nhardlink /b/g /a/f\nlink /l f\n"
@@ -721,6 +732,10 @@ static const struct bad_case {
     {"file /f size=2P\n", "t.spec:1: size 2P too big"},
     {"file /f size=99999999999999999999999\n", "t.spec:1: size 99999999999999999999999 too big"},
     {"file /\"a\\x00b\"\n", "t.spec:1: \"/a\\x00b\": NUL byte in path"},
+    {"dir /a\nfile /\"a\\x2fb\"\n", "t.spec:2: /a/b: '\\x2f' in a path: a name cannot hold '/'"},
+    {"file /\"\\x2F\"x\n", "t.spec:1: //x: '\\x2f' in a path"},
+    {"link /\"a\\x2fb\" t\n", "t.spec:1: /a/b: '\\x2f' in a path"},
+    {"chain /\"c\\x2f\"d 3 t\n", "t.spec:1: /c/d: '\\x2f' in a path"},
     {"append /nothing x\n", "t.spec:1: /nothing: no such node"},
     {"dir /d\nappend /d x\n", "t.spec:2: /d: not a regular file"},
     {"hardlink /h /nothing\n", "t.spec:1: /nothing: no such node"},
@@ -1396,14 +1411,17 @@ static void rm_rf(const char *dir)
 	nftw(dir, rm_entry, 64, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Compare every node of T with what lstat/readlink/read find under DIR. */
-static void assert_materialized(const struct cfs_tree *t, const char *dir)
+/* Compare every node of T with what lstat/readlink/read find under DIR, materialized with
+ * FLAGS: links hold their in-root spelling, set-id bits and owners only with
+ * CFS_MAT_KEEP_IDS. */
+static void assert_materialized(const struct cfs_tree *t, const char *dir, unsigned flags)
 {
+	bool keep = flags & CFS_MAT_KEEP_IDS;
 	GArray *stack = g_array_new(FALSE, FALSE, sizeof(uint64_t) * 2);
 	GPtrArray *paths = g_ptr_array_new_with_free_func(g_free);
 	uint64_t top[2] = {CFS_ROOT, 0};
 	char *buf = g_malloc(65536), *real = g_malloc(65536);
-	bool root = geteuid() == 0;
+	bool root = geteuid() == 0 && keep;
 	uint64_t checked = 0;
 
 	g_array_append_val(stack, top);
@@ -1428,20 +1446,21 @@ static void assert_materialized(const struct cfs_tree *t, const char *dir)
 		CHECK(lstat(path, &rst) == 0, "%s: %s", path, strerror(errno));
 		CHECK((st.st_mode & S_IFMT) == (rst.st_mode & S_IFMT), "%s", path);
 		if (kind != RS_LINK)
-			CHECK((st.st_mode & 07777) == (rst.st_mode & 07777), "%s", path);
+			CHECK((st.st_mode & (keep ? 07777 : 01777)) == (rst.st_mode & 07777), "%s",
+			      path);
 		if (root)
 			CHECK(st.st_uid == rst.st_uid && st.st_gid == rst.st_gid, "%s", path);
 		CHECK(st.st_mtim.tv_sec == rst.st_mtim.tv_sec &&
 			  st.st_mtim.tv_nsec == rst.st_mtim.tv_nsec,
 		      "%s: mtime", path);
-		if (kind != RS_DIR)
+		if (kind == RS_FILE)
 			CHECK(st.st_size == rst.st_size, "%s: size", path);
 		if (kind == RS_LINK) {
-			const char *s;
-			size_t tl;
 			ssize_t n = readlink(path, real, 65536);
-			CHECK(cfs_tree_readlink(t, child, &s, &tl) == 0, "%s", path);
-			CHECK(n == (ssize_t)tl && memcmp(s, real, tl) == 0, "%s", path);
+			ssize_t want = cfs_inroot_target(t, rs_limits_linux, child, buf);
+			CHECK(want >= 0 && n == want && memcmp(buf, real, (size_t)n) == 0,
+			      "%s: '%.*s', want '%s'", path, (int)(n > 0 ? n : 0), real, buf);
+			CHECK(rst.st_size == want, "%s: size", path);
 		} else if (kind == RS_FILE && st.st_size <= 65536) {
 			int fd = open(path, O_RDONLY | O_NOFOLLOW);
 			CHECK(fd >= 0, "%s", path);
@@ -1482,9 +1501,9 @@ START_TEST(test_materialize_the_default_tree)
 	char *err = NULL;
 	struct stat a, b;
 
-	ck_assert_msg(cfs_materialize(t, dir, &err) == 0, "%s", err);
+	ck_assert_msg(cfs_materialize(t, dir, CFS_MAT_KEEP_IDS, &err) == 0, "%s", err);
 	ck_assert_ptr_null(err);
-	assert_materialized(t, dir);
+	assert_materialized(t, dir, CFS_MAT_KEEP_IDS);
 
 	/* the kernel agrees with the resolver on the documented paths */
 	ck_assert_int_eq(kernel_stat(dir, "/chains/40", &a), 0);
@@ -1518,13 +1537,13 @@ START_TEST(test_materialize_modes_times_and_readonly_dirs)
 	char *err = NULL;
 	struct stat st;
 
-	ck_assert_msg(cfs_materialize(t, dir, &err) == 0, "%s", err);
-	assert_materialized(t, dir);
+	ck_assert_msg(cfs_materialize(t, dir, 0, &err) == 0, "%s", err);
+	assert_materialized(t, dir, 0);
 	ck_assert_int_eq(stat(dir, &st), 0);
 	ck_assert_int_eq(st.st_mode & 07777, 0750);
 	ck_assert_int_eq(st.st_mtim.tv_sec, 40);
 	/* the tree may be materialized only into an empty directory */
-	ck_assert_int_eq(cfs_materialize(t, dir, &err), -ENOTEMPTY);
+	ck_assert_int_eq(cfs_materialize(t, dir, 0, &err), -ENOTEMPTY);
 	ck_assert_msg(g_str_has_prefix(err, dir) && strstr(err, "Directory not empty"), "%s", err);
 	free(err);
 	char *sub = g_strdup_printf("%s/ro", dir);
@@ -1539,13 +1558,100 @@ START_TEST(test_materialize_modes_times_and_readonly_dirs)
 }
 END_TEST
 
+/* path relative to DIR's link, as readlink finds it in the copy */
+static char *copy_readlink(const char *dir, const char *rel)
+{
+	char *p = g_strdup_printf("%s%s", dir, rel), buf[4096];
+	ssize_t n = readlink(p, buf, sizeof(buf) - 1);
+
+	g_free(p);
+	ck_assert_msg(n >= 0, "%s: %s", rel, strerror(errno));
+	return g_strndup(buf, (gsize)n);
+}
+
+/* Links whose target would climb above the copy (absolute, or a ".." past its top) are
+ * written as their in-root meaning: the kernel's walk of the copy never leaves it. */
+START_TEST(test_materialize_keeps_links_inside_the_copy)
+{
+	static const struct {
+		const char *link, *want;
+	} cases[] = {
+	    {"/x/y/l", "../../a/b"}, /* absolute: the copy's root, not the host's */
+	    {"/x/up", "../etc"},     /* ".." past the top stays at the top */
+	    {"/root", "."},	     {"/rel", "x"},
+	    {"/x/ok", "../x/y"},     /* cannot climb: as stored */
+	    {"/x/t", "s/../../.."},  /* through a link: .. is physical, reaches the top */
+	    {"/x/u", ".."},	     /* ... and one more climbs out */
+	};
+	char *dir = make_temp_dir(), *err = NULL;
+	struct cfs_tree *t = load("dir /x/y\nfile /a/b hi\nlink /x/y/l /a/b\n"
+				  "link /x/up ../../../etc\nlink /root /\nlink /rel ../x\n"
+				  "link /x/ok ../x/y\ndir /deep/a/b\nlink /x/s /deep/a/b\n"
+				  "link /x/t s/../../..\nlink /x/u s/../../../..\n");
+	struct stat a, b;
+
+	ck_assert_msg(cfs_materialize(t, dir, 0, &err) == 0, "%s", err);
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		char *got = copy_readlink(dir, cases[i].link);
+		ck_assert_msg(strcmp(got, cases[i].want) == 0, "%s: '%s', want '%s'", cases[i].link,
+			      got, cases[i].want);
+		g_free(got);
+	}
+	assert_materialized(t, dir, 0);
+	/* what the kernel finds through them */
+	ck_assert_int_eq(kernel_stat(dir, "/x/y/l", &a), 0);
+	ck_assert_int_eq(kernel_stat(dir, "/a/b", &b), 0);
+	ck_assert_uint_eq(a.st_ino, b.st_ino);
+	ck_assert_int_eq(kernel_stat(dir, "/x/up", &a), -ENOENT); /* not the host's /etc */
+	ck_assert_int_eq(kernel_stat(dir, "/root", &a), 0);
+	ck_assert_int_eq(kernel_stat(dir, "", &b), 0);
+	ck_assert_uint_eq(a.st_ino, b.st_ino);
+	ck_assert_int_eq(kernel_stat(dir, "/x/u", &a), 0);
+	ck_assert_uint_eq(a.st_ino, b.st_ino);
+	ck_assert_int_eq(kernel_stat(dir, "/x/t", &a), 0); /* up from /deep/a/b: the root */
+	ck_assert_uint_eq(a.st_ino, b.st_ino);
+	rm_rf(dir);
+	g_free(dir);
+	cfs_tree_free(t);
+}
+END_TEST
+
+/* A spec is not trusted with set-id programs or owners: only CFS_MAT_KEEP_IDS applies them. */
+START_TEST(test_materialize_drops_set_id_bits_unless_asked)
+{
+	struct cfs_tree *t = load("file /s x mode=06755 uid=4242 gid=4243\n"
+				  "dir /d mode=02775 uid=4242\ndir /tmp mode=01777\n");
+	struct stat st;
+
+	for (unsigned flags = 0; flags <= CFS_MAT_KEEP_IDS; flags += CFS_MAT_KEEP_IDS) {
+		char *dir = make_temp_dir(), *err = NULL;
+		bool keep = flags, owners = keep && geteuid() == 0;
+
+		ck_assert_msg(cfs_materialize(t, dir, flags, &err) == 0, "%s", err);
+		ck_assert_int_eq(kernel_stat(dir, "/s", &st), 0);
+		ck_assert_int_eq(st.st_mode & 07777, keep ? 06755 : 0755);
+		ck_assert_int_eq(st.st_uid, owners ? 4242 : geteuid());
+		ck_assert_int_eq(st.st_gid, owners ? 4243 : getegid());
+		ck_assert_int_eq(kernel_stat(dir, "/d", &st), 0);
+		ck_assert_int_eq(st.st_mode & 07777, keep ? 02775 : 0775);
+		ck_assert_int_eq(st.st_uid, owners ? 4242 : geteuid());
+		ck_assert_int_eq(kernel_stat(dir, "/tmp", &st), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 01777); /* sticky is no privilege */
+		assert_materialized(t, dir, flags);
+		rm_rf(dir);
+		g_free(dir);
+	}
+	cfs_tree_free(t);
+}
+END_TEST
+
 START_TEST(test_materialize_refuses_too_much_data)
 {
 	char *dir = make_temp_dir();
 	struct cfs_tree *t = load("file /a size=600M\nfile /b size=600M\n");
 	char *err = NULL, *want;
 
-	ck_assert_int_eq(cfs_materialize(t, dir, &err), -EFBIG);
+	ck_assert_int_eq(cfs_materialize(t, dir, 0, &err), -EFBIG);
 	want = g_strdup_printf("%s: the tree holds 1258291200 bytes of file data, more than the "
 			       "1073741824 materialize writes",
 			       dir);
@@ -1554,7 +1660,7 @@ START_TEST(test_materialize_refuses_too_much_data)
 	g_free(want);
 	/* a hard link is counted once */
 	struct cfs_tree *u = load("file /a size=600M\nhardlink /b /a\nfile /c size=1\n");
-	ck_assert_int_eq(cfs_materialize(u, "/nonexistent/dir", &err), -ENOENT);
+	ck_assert_int_eq(cfs_materialize(u, "/nonexistent/dir", 0, &err), -ENOENT);
 	ck_assert_str_eq(err, "/nonexistent/dir: open: No such file or directory");
 	free(err);
 	rmdir(dir);
@@ -1583,6 +1689,7 @@ static Suite *spec_suite(void)
 	tcase_add_test(kw, test_file_size_with_pattern_and_suffix);
 	tcase_add_test(kw, test_append_extends_a_file);
 	tcase_add_test(kw, test_link_target_is_byte_exact);
+	tcase_add_test(kw, test_escaped_slash_in_a_target_is_a_slash);
 	tcase_add_test(kw, test_hardlink_names_the_same_node);
 	tcase_add_test(kw, test_comments_blank_lines_and_hash_inside_words);
 	tcase_add_test(kw, test_quoted_key_is_content);
@@ -1636,6 +1743,8 @@ static Suite *spec_suite(void)
 	tcase_add_test(mat, test_materialize_the_default_tree);
 	tcase_add_test(mat, test_materialize_modes_times_and_readonly_dirs);
 	tcase_add_test(mat, test_materialize_refuses_too_much_data);
+	tcase_add_test(mat, test_materialize_keeps_links_inside_the_copy);
+	tcase_add_test(mat, test_materialize_drops_set_id_bits_unless_asked);
 	tcase_set_timeout(mat, 600);
 	suite_add_tcase(s, mat);
 	return s;

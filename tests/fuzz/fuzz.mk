@@ -16,7 +16,7 @@ FUZZ_CFLAGS = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) \
 FUZZ_LIBS = $(shell pkg-config --libs glib-2.0)
 
 # Everything the targets exercise is compiled with coverage instrumentation.
-FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o fusefs/tree.o fusefs/spec.o \
+FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o fusefs/tree.o fusefs/spec.o fusefs/inroot.o \
 	tests/memtree.o tests/refresolve.o tests/fuzz/fuzz_util.o)
 # control: the daemon's control code without a mount; the FUSE operation files come along
 # for the invalidations it calls (with no notifier they send nothing). Compiled as the

@@ -131,7 +131,7 @@ static void fz_daemon_start(struct fz_daemon *z)
 	z->d.faults = cfs_faults_new();
 	if (pc_loop_init(&z->loop, NULL) != 0)
 		fz_fail("pc_loop_init failed");
-	if (cfs_control_start(&z->ctl, &z->d, &z->loop, NULL) != 0)
+	if (cfs_control_start(&z->ctl, &z->d, &z->loop, -1, NULL) != 0)
 		fz_fail("cfs_control_start without a socket failed");
 }
 
