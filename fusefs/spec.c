@@ -2237,23 +2237,32 @@ static int spec_put_line(FILE *out, const GString *s)
 	return 0;
 }
 
-/* Written bytes [OFF, END) of file ID as append at= lines, SPEC_DUMP_CHUNK bytes each. */
+/* Written bytes [OFF, END) of file ID as append at= lines, a page (SPEC_DUMP_CHUNK) each.
+ * Past the pattern (PEND) a page reads zeros where not written, so its zeros at either end
+ * are left out; an all-zero page keeps one byte, so it loads back as a page held. */
 static int spec_dump_run(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
-			 uint32_t id, uint64_t off, uint64_t end)
+			 uint32_t id, uint64_t off, uint64_t end, uint64_t pend)
 {
 	char buf[SPEC_DUMP_CHUNK];
 	int err = 0;
 
 	while (!err && off < end) {
-		size_t want = end - off < sizeof(buf) ? (size_t)(end - off) : sizeof(buf);
+		size_t want = end - off < sizeof(buf) ? (size_t)(end - off) : sizeof(buf), i = 0;
 		ssize_t n = cfs_tree_read(t, id, buf, want, (off_t)off);
 		if (n <= 0)
 			return n < 0 ? (int)n : -EIO;
+		size_t e = (size_t)n;
+		if (off >= pend) {
+			while (e > 1 && !buf[e - 1])
+				e--;
+			while (i + 1 < e && !buf[i])
+				i++;
+		}
 		g_string_assign(s, "append ");
 		spec_quote(s, path->str, path->len);
 		g_string_append_c(s, ' ');
-		spec_quote(s, buf, (size_t)n);
-		g_string_append_printf(s, " at=%" PRIu64 "\n", off);
+		spec_quote(s, buf + i, e - i);
+		g_string_append_printf(s, " at=%" PRIu64 "\n", off + i);
 		err = spec_put_line(out, s);
 		off += (uint64_t)n;
 	}
@@ -2291,7 +2300,7 @@ static int spec_dump_sparse(const struct cfs_tree *t, FILE *out, GString *s, con
 	}
 	for (uint64_t off = 0; !err && cfs_tree_next_written(t, id, off, &start, &end) == 0;
 	     off = end)
-		err = spec_dump_run(t, out, s, path, id, start, end);
+		err = spec_dump_run(t, out, s, path, id, start, end, pend);
 	return err;
 }
 
