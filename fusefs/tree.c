@@ -1376,11 +1376,18 @@ static int plan_count(const struct cfs_tree *t, const struct cfs_node *n, uint64
 	return 0;
 }
 
+static char *plan_pop_page(struct cfs_plan *pl)
+{
+	char *p = pl->pages;
+
+	pl->pages = *(char **)(void *)p;
+	return p;
+}
+
 static void plan_free(struct cfs_tree *t, struct cfs_plan *pl)
 {
 	while (pl->pages) {
-		char *p = pl->pages;
-		memcpy(&pl->pages, p, sizeof(p));
+		char *p = plan_pop_page(pl);
 		mem_free(t, p, CFS_PAGE);
 	}
 	while (pl->groups) {
@@ -1439,7 +1446,7 @@ static int plan_alloc(struct cfs_tree *t, struct cfs_node *n, struct cfs_plan *p
 			err = -ENOMEM;
 			break;
 		}
-		memcpy(p, &pl->pages, sizeof(p));
+		*(char **)(void *)p = pl->pages; /* malloc'd: aligned for a pointer */
 		pl->pages = p;
 	}
 	if (err && first_table && t->paged) {
@@ -1459,9 +1466,8 @@ static void plan_put(struct cfs_tree *t, const struct cfs_node *n, struct cfs_pa
 {
 	uint64_t key = idx >> CFS_GROUP_BITS;
 	uint32_t i = grp_search(fp, key);
-	char *p = pl->pages;
+	char *p = plan_pop_page(pl);
 
-	memcpy(&pl->pages, p, sizeof(p));
 	content_copy(t, n, p, idx * CFS_PAGE, CFS_PAGE);
 	if (i == fp->ngrp || fp->grp[i].key != key) {
 		struct cfs_group *g = pl->groups;
