@@ -52,6 +52,7 @@ struct cfs_opts {
 	double attr_timeout;
 	bool abslinks_raw;    /* kernel mode: readlink returns absolute targets as stored */
 	bool default_permissions;
+	uint64_t max_data;    /* file data the tree may hold (-o max_data) */
 	const char *spec;     /* NULL: the embedded default tree */
 	const char *mountpoint;
 	const char *ctl_path; /* control socket; NULL: derived from the mountpoint */

@@ -8,6 +8,7 @@
 #include "session.h"
 #include "spec.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <glib.h>
 #include <stddef.h>
@@ -21,7 +22,7 @@ enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do
 struct cfs_cmdline {
 	char *follow, *abslinks, *loop, *ctl, *opens, *spin;
 	int materialize, keep_ids;
-	char *max_nest, *max_total, *entry_timeout, *attr_timeout;
+	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data;
 	int default_permissions;
 	char *positional[3];
 	int npositional;
@@ -39,6 +40,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
 	CFS_OPT("max_total=%s", max_total),
 	CFS_OPT("entry_timeout=%s", entry_timeout),
 	CFS_OPT("attr_timeout=%s", attr_timeout),
+	CFS_OPT("max_data=%s", max_data),
 	CFS_OPT("--materialize", materialize),
 	CFS_OPT("--keep-ids", keep_ids),
 	/* seen here, and passed on to libfuse too (the kernel does the checks) */
@@ -61,6 +63,12 @@ static int cfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *
 	return 0;
 }
 
+/* Half the RAM, as tmpfs's default size. */
+static uint64_t cfs_default_max_data(void)
+{
+	return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 2;
+}
+
 static void cfs_usage(const char *prog)
 {
 	printf("usage: %s [options] [SPEC] MOUNTPOINT\n"
@@ -74,6 +82,8 @@ static void cfs_usage(const char *prog)
 	       "    -o attr_timeout=SEC    kernel's attribute cache timeout (default: per mode)\n"
 	       "    -o abslinks=inroot|raw kernel mode: absolute targets rewritten to stay\n"
 	       "                           in the mount (inroot, default) or as stored (raw)\n"
+	       "    -o max_data=SIZE       file data the tree may hold, then ENOSPC: bytes\n"
+	       "                           with K, M, G or T, or N%% of RAM (default 50%%)\n"
 	       "    -o ctl=PATH            control socket path\n"
 	       "    -o opens=skip|answer   skip: the kernel opens files and directories\n"
 	       "                           itself and keeps listings (default); answer:\n"
@@ -122,6 +132,44 @@ static int cfs_parse_timeout(const char *name, const char *s, double *out)
 	return 0;
 }
 
+/* SIZE: bytes with an optional K, M, G or T (powers of 1024), or N% of the RAM, as tmpfs's
+ * size=. At least a page, so that the limit says something. */
+static int cfs_parse_size(const char *name, const char *s, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char *end;
+	unsigned long long v;
+	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!s)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || !isdigit((unsigned char)s[0]))
+		goto bad;
+	if (end[0] == '%' && !end[1] && v >= 1 && v <= 100) {
+		*out = ram / 100 * v;
+	} else if (!end[0]) {
+		*out = v;
+	} else if (!end[1] && (u = strchr(units, toupper((unsigned char)end[0]))) && *u) {
+		int shift = 10 * (int)(u - units + 1);
+		if (v > UINT64_MAX >> shift)
+			goto bad;
+		*out = (uint64_t)v << shift;
+	} else {
+		goto bad;
+	}
+	if (*out >= 4096)
+		return 0;
+bad:
+	fprintf(stderr,
+		"chainfs: %s=%s: expected a size of at least 4096 bytes (K, M, G, T suffixes) "
+		"or 1%% to 100%% of RAM\n",
+		name, s);
+	return -EINVAL;
+}
+
 static int cfs_pick(const char *name, const char *s, const char *const *words, int *out)
 {
 	if (!s)
@@ -154,7 +202,8 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	    cfs_parse_uint("max_total", c->max_total, RS_LIMIT_MAX, &o->limits.max_total) ||
 	    cfs_parse_uint("spin", c->spin, PC_MAX_SPIN_US, &o->spin_us) ||
 	    cfs_parse_timeout("entry_timeout", c->entry_timeout, &o->entry_timeout) ||
-	    cfs_parse_timeout("attr_timeout", c->attr_timeout, &o->attr_timeout))
+	    cfs_parse_timeout("attr_timeout", c->attr_timeout, &o->attr_timeout) ||
+	    cfs_parse_size("max_data", c->max_data, &o->max_data))
 		return -EINVAL;
 	o->follow = (enum cfs_follow)follow;
 	o->loop = (enum cfs_loop_kind)loop;
@@ -167,7 +216,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 
 /* Build the whole tree before mounting: a bad spec mounts nothing. SPEC NULL or "@default"
  * (for mount.fuse3, which always passes a source) is the embedded tree. */
-static struct cfs_tree *cfs_build_tree(const char *spec)
+static struct cfs_tree *cfs_build_tree(const char *spec, uint64_t max_data)
 {
 	struct cfs_spec_defaults def = {getuid(), getgid(), true, {CFS_DEFAULT_TREE_TIME, 0}};
 	struct cfs_tree *t = cfs_tree_new(NULL);
@@ -178,6 +227,7 @@ static struct cfs_tree *cfs_build_tree(const char *spec)
 		fprintf(stderr, "chainfs: out of memory\n");
 		return NULL;
 	}
+	cfs_tree_set_data_limit(t, max_data); /* the spec's own data counts too */
 	if (spec && strcmp(spec, "@default") != 0) {
 		def.stamp = false; /* the spec file's own mtime */
 		rc = cfs_spec_load_file(t, spec, &def, &err);
@@ -198,7 +248,7 @@ static int cfs_materialize_main(const struct cfs_cmdline *c)
 {
 	const char *spec = c->npositional == 2 ? c->positional[0] : NULL;
 	const char *dir = c->positional[c->npositional - 1];
-	struct cfs_tree *t = cfs_build_tree(spec);
+	struct cfs_tree *t = cfs_build_tree(spec, UINT64_MAX);
 	char *err = NULL;
 	int rc;
 
@@ -232,7 +282,8 @@ static void cfs_log(const gchar *domain, GLogLevelFlags level, const gchar *msg,
 static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
 	char **strs[] = {&c->follow, &c->abslinks, &c->loop, &c->ctl, &c->opens, &c->spin,
-			 &c->max_nest, &c->max_total, &c->entry_timeout, &c->attr_timeout};
+			 &c->max_nest, &c->max_total, &c->entry_timeout, &c->attr_timeout,
+			 &c->max_data};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
 	for (int i = 0; i < c->npositional; i++)
@@ -246,7 +297,8 @@ int main(int argc, char *argv[])
 	struct cfs_cmdline c = {0};
 	struct cfs_daemon d = {.opts = {.limits = {RS_DEFAULT_NEST, RS_DEFAULT_TOTAL},
 					.entry_timeout = -1, .attr_timeout = -1,
-					.spin_us = CFS_SPIN_DEFAULT_US}};
+					.spin_us = CFS_SPIN_DEFAULT_US,
+					.max_data = cfs_default_max_data()}};
 	int rc = CFS_EXIT_USAGE;
 
 	g_log_set_handler("chainfs", G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION,
@@ -289,7 +341,7 @@ int main(int argc, char *argv[])
 		goto out;
 	d.opts.spec = c.npositional == 2 ? c.positional[0] : NULL;
 	d.opts.mountpoint = fo.mountpoint;
-	d.tree = cfs_build_tree(d.opts.spec);
+	d.tree = cfs_build_tree(d.opts.spec, d.opts.max_data);
 	if (!d.tree)
 		goto out;
 	rc = cfs_serve(&d, &args, fo.foreground);

@@ -141,9 +141,7 @@ void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st)
 	} else if (S_ISLNK(st->st_mode)) {
 		st->st_blocks = st->st_size < CFS_SHORT_SYMLINK_LEN ? 0 : CFS_PAGE_BLOCKS;
 		st->st_size = (off_t)cfs_link_size(d, node, (size_t)st->st_size);
-	} else {
-		st->st_blocks = (blkcnt_t)((st->st_size + 4095) / 4096) * CFS_PAGE_BLOCKS;
-	}
+	} /* a file's blocks are the pages the tree holds for it (holes hold none), as tmpfs */
 }
 
 const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d,
@@ -683,8 +681,11 @@ static void cfs_statfs(fuse_req_t req, fuse_ino_t ino)
 
 	cfs_count(d, CFS_OP_statfs);
 	cfs_tree_stats(d->tree, &ts);
+	/* as tmpfs: blocks are data pages, the total is the data limit (-o max_data) */
 	sv.f_bsize = sv.f_frsize = 4096;
-	sv.f_blocks = (ts.bytes + 4095) / 4096;
+	sv.f_blocks = ts.data_limit / 4096;
+	sv.f_bfree = sv.f_bavail =
+	    ts.data_bytes < ts.data_limit ? (ts.data_limit - ts.data_bytes) / 4096 : 0;
 	sv.f_files = ts.nodes;
 	sv.f_namemax = RS_NAME_MAX;
 	fuse_reply_statfs(req, &sv);

@@ -130,6 +130,7 @@ enum {
 	SPEC_A_LINKS = 1 << 11,
 	SPEC_A_SEED = 1 << 12,
 	SPEC_A_PREFIX = 1 << 13,
+	SPEC_A_AT = 1 << 14,
 	SPEC_A_TIMES = SPEC_A_ATIME | SPEC_A_MTIME | SPEC_A_CTIME,
 	SPEC_A_NODE = SPEC_A_MODE | SPEC_A_UID | SPEC_A_GID | SPEC_A_TIMES,
 };
@@ -153,7 +154,7 @@ struct spec_attrs {
 	uid_t uid;
 	gid_t gid;
 	struct timespec atime, mtime, ctime;
-	uint64_t size, depth, fanout, files, links, seed;
+	uint64_t size, depth, fanout, files, links, seed, at;
 	const char *pattern, *prefix;
 	size_t pattern_len, prefix_len;
 };
@@ -465,7 +466,7 @@ static const struct spec_attr_def spec_attr_defs[] = {
     {"atime", SPEC_A_ATIME},   {"mtime", SPEC_A_MTIME},	    {"ctime", SPEC_A_CTIME},
     {"size", SPEC_A_SIZE},     {"pattern", SPEC_A_PATTERN}, {"depth", SPEC_A_DEPTH},
     {"fanout", SPEC_A_FANOUT}, {"files", SPEC_A_FILES},	    {"links", SPEC_A_LINKS},
-    {"seed", SPEC_A_SEED},     {"prefix", SPEC_A_PREFIX},
+    {"seed", SPEC_A_SEED},     {"prefix", SPEC_A_PREFIX},   {"at", SPEC_A_AT},
 };
 
 /* Parse one attribute's value into A; the key is known to be allowed. */
@@ -526,6 +527,9 @@ static int spec_parse_value(struct spec_ctx *c, const struct spec_attr_def *d, c
 		break;
 	case SPEC_A_SEED:
 		ok = spec_digits(v, len, &a->seed);
+		break;
+	case SPEC_A_AT:
+		ok = spec_scaled(v, len, &a->at) && a->at < (uint64_t)INT64_MAX;
 		break;
 	case SPEC_A_PREFIX:
 		if (memchr(v, '/', len) || memchr(v, '\0', len))
@@ -1078,36 +1082,74 @@ static int spec_find(struct spec_ctx *c, const struct spec_word *w, uint32_t *id
 	return 0;
 }
 
-static int spec_run_append(struct spec_ctx *c, const struct spec_line *l,
-			   const struct spec_attrs *a)
+/* The existing regular file named by W. */
+static int spec_find_file(struct spec_ctx *c, const struct spec_word *w, uint32_t *id)
 {
-	const struct spec_word *data = &l->pos[2];
-	uint32_t id;
-	struct stat st;
-	int err = spec_find(c, &l->pos[1], &id);
+	int err = spec_find(c, w, id);
 
 	if (err)
 		return err;
-	if (cfs_tree_kind(c->t, id) != RS_FILE) {
-		char *q = spec_quoted(l->pos[1].s, l->pos[1].len);
+	if (cfs_tree_kind(c->t, *id) != RS_FILE) {
+		char *q = spec_quoted(w->s, w->len);
 		spec_fail(c, "%s: not a regular file", spec_q(q));
 		free(q);
 		return -EINVAL;
 	}
-	cfs_tree_stat(c->t, id, &st);
-	if ((uint64_t)st.st_size + data->len > CFS_SPEC_MAX_FILE_SIZE)
-		return spec_fail(c, "append: file would exceed %llu bytes",
-				 (unsigned long long)CFS_SPEC_MAX_FILE_SIZE);
-	/* one tree call, which either fits whole or leaves the file as it was */
-	ssize_t n = cfs_tree_write(c->t, id, data->s, data->len, st.st_size);
-	if (n < 0) {
-		char *q = spec_quoted(l->pos[1].s, l->pos[1].len);
-		spec_fail_errno(c, (int)n, "%s: %s", spec_q(q),
-				spec_strerror((int)n));
-		free(q);
-		return n == -ENOMEM ? -ENOMEM : -EINVAL;
-	}
 	return 0;
+}
+
+static int spec_fail_file(struct spec_ctx *c, const struct spec_word *w, int err)
+{
+	char *q = spec_quoted(w->s, w->len);
+
+	spec_fail_errno(c, err, "%s: %s", spec_q(q), spec_strerror(err));
+	free(q);
+	return err == -ENOMEM ? -ENOMEM : -EINVAL;
+}
+
+/* Bytes at the end of a file, or at= (a hole between the old end and OFFSET reads zeros). */
+static int spec_run_append(struct spec_ctx *c, const struct spec_line *l,
+			   const struct spec_attrs *a)
+{
+	const struct spec_word *data = &l->pos[2];
+	struct cfs_tree_stats ts;
+	uint32_t id;
+	struct stat st;
+	int err = spec_find_file(c, &l->pos[1], &id);
+
+	if (err)
+		return err;
+	cfs_tree_stat(c->t, id, &st);
+	uint64_t off = a->set & SPEC_A_AT ? a->at : (uint64_t)st.st_size;
+	if (off + data->len > (uint64_t)INT64_MAX)
+		return spec_fail(c, "append: file would exceed %lld bytes", (long long)INT64_MAX);
+	/* one tree call, which must fit whole: a write cut short at the data limit could not be
+	 * undone, so ask for room for every page it may touch, plus the one a small file's bytes
+	 * move to */
+	cfs_tree_stats(c->t, &ts);
+	if (ts.data_bytes > ts.data_limit ||
+	    ts.data_limit - ts.data_bytes < (data->len / 4096 + 3) * 4096)
+		return spec_fail_file(c, &l->pos[1], -ENOSPC);
+	ssize_t n = cfs_tree_write(c->t, id, data->s, data->len, (off_t)off);
+	if (n < 0)
+		return spec_fail_file(c, &l->pos[1], (int)n);
+	return 0;
+}
+
+/* A new size: a longer file reads zeros past its old end and holds nothing for them. */
+static int spec_run_truncate(struct spec_ctx *c, const struct spec_line *l,
+			     const struct spec_attrs *a)
+{
+	uint64_t size;
+	uint32_t id;
+	int err = spec_find_file(c, &l->pos[1], &id);
+
+	if (!err)
+		err = spec_count(c, &l->pos[2], "size", 0, (uint64_t)INT64_MAX, &size);
+	if (err)
+		return err;
+	err = cfs_tree_truncate(c->t, id, size);
+	return err ? spec_fail_file(c, &l->pos[1], err) : 0;
 }
 
 /* A link target as the kernel would take it: 1..4095 bytes, no NUL. */
@@ -1796,7 +1838,8 @@ static const struct spec_keyword spec_keywords[] = {
     {"dir", spec_run_dir, 1, 1, SPEC_A_NODE, "dir PATH [attrs]"},
     {"file", spec_run_file, 1, 2, SPEC_A_NODE | SPEC_A_SIZE | SPEC_A_PATTERN,
      "file PATH [CONTENT | size=N [pattern=P]] [attrs]"},
-    {"append", spec_run_append, 2, 2, 0, "append PATH CONTENT"},
+    {"append", spec_run_append, 2, 2, SPEC_A_AT, "append PATH CONTENT [at=OFFSET]"},
+    {"truncate", spec_run_truncate, 2, 2, 0, "truncate PATH SIZE"},
     {"link", spec_run_link, 2, 2, SPEC_A_UID | SPEC_A_GID | SPEC_A_TIMES,
      "link PATH TARGET [attrs]"},
     {"hardlink", spec_run_hardlink, 2, 2, 0, "hardlink PATH EXISTING"},
@@ -2165,15 +2208,14 @@ static bool spec_repeats(const struct cfs_tree *t, uint32_t id, uint64_t size, c
 }
 
 /*
- * How to write file ID back: as size=N pattern=P when its whole content repeats P, at most
- * CFS_PATTERN_MAX bytes, at least twice (what a pattern file is, and loads back as one),
- * else as literal content. The tree does not say how it stores a file, so the content
- * decides, which costs a read of files up to CFS_DATA_MAX. A bigger file cannot be a buffer
- * (tree.h: writes past CFS_DATA_MAX fail with EFBIG), so it repeats its pattern from byte 0
- * and a window of two maximal periods shows that pattern.
+ * How to write a dense file ID back: as size=N pattern=P when its whole content repeats P, at
+ * most CFS_PATTERN_MAX bytes, at least twice (what a pattern file is, and loads back as one),
+ * else as literal content. The content decides, which costs a read of a written file (its
+ * bytes are in memory). A file that is a pattern all through (WHOLE) may be huge: a window of
+ * two maximal periods shows its pattern.
  */
-static bool spec_find_pattern(const struct cfs_tree *t, uint32_t id, uint64_t size, char *pat,
-			      size_t *plen)
+static bool spec_find_pattern(const struct cfs_tree *t, uint32_t id, uint64_t size, bool whole,
+			      char *pat, size_t *plen)
 {
 	size_t want = size < SPEC_PATTERN_WINDOW ? (size_t)size : SPEC_PATTERN_WINDOW;
 	char *buf = g_malloc(want);
@@ -2186,8 +2228,7 @@ static bool spec_find_pattern(const struct cfs_tree *t, uint32_t id, uint64_t si
 		if (p <= CFS_PATTERN_MAX && 2 * (uint64_t)p <= size) {
 			memcpy(pat, buf, p);
 			*plen = p;
-			found = size <= want || size > CFS_DATA_MAX ||
-				spec_repeats(t, id, size, pat, p);
+			found = size <= want || whole || spec_repeats(t, id, size, pat, p);
 		}
 	}
 	g_free(fail);
@@ -2195,17 +2236,110 @@ static bool spec_find_pattern(const struct cfs_tree *t, uint32_t id, uint64_t si
 	return found;
 }
 
-static int spec_dump_file(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
-			  uint32_t id, const struct stat *st)
+static int spec_put_line(FILE *out, const GString *s)
 {
-	g_autofree char *pat = g_malloc(CFS_PATTERN_MAX);
+	if (s->len > CFS_SPEC_MAX_LINE)
+		return -E2BIG;
+	fwrite(s->str, 1, s->len, out);
+	return 0;
+}
+
+/* Written bytes [OFF, END) of file ID as append at= lines, a page (SPEC_DUMP_CHUNK) each.
+ * Past the pattern (PEND) a page reads zeros where not written, so its zeros at either end
+ * are left out; an all-zero page keeps one byte, so it loads back as a page held. */
+static int spec_dump_run(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
+			 uint32_t id, uint64_t off, uint64_t end, uint64_t pend)
+{
 	char buf[SPEC_DUMP_CHUNK];
+	int err = 0;
+
+	while (!err && off < end) {
+		size_t want = end - off < sizeof(buf) ? (size_t)(end - off) : sizeof(buf), i = 0;
+		ssize_t n = cfs_tree_read(t, id, buf, want, (off_t)off);
+		if (n <= 0)
+			return n < 0 ? (int)n : -EIO;
+		size_t e = (size_t)n;
+		if (off >= pend) {
+			while (e > 1 && !buf[e - 1])
+				e--;
+			while (i + 1 < e && !buf[i])
+				i++;
+		}
+		g_string_assign(s, "append ");
+		spec_quote(s, path->str, path->len);
+		g_string_append_c(s, ' ');
+		spec_quote(s, buf + i, e - i);
+		g_string_append_printf(s, " at=%" PRIu64 "\n", off + i);
+		err = spec_put_line(out, s);
+		off += (uint64_t)n;
+	}
+	return err;
+}
+
+/*
+ * A file with holes, or written over its pattern: the pattern part as size= pattern=, a
+ * truncate line for the size, and the written runs as append at= lines. Holes stay holes
+ * (they would be too big to write out: a file may be 2^63 - 1 bytes).
+ */
+static int spec_dump_sparse(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
+			    uint32_t id, const struct stat *st)
+{
+	uint64_t size = (uint64_t)st->st_size, pend, start, end;
+	const char *pat;
 	size_t plen;
-	uint64_t size = (uint64_t)st->st_size, off = 0;
+	int err = cfs_tree_file_pattern(t, id, &pat, &plen, &pend);
 
 	g_string_assign(s, "file ");
 	spec_quote(s, path->str, path->len);
-	if (size > 0 && spec_find_pattern(t, id, size, pat, &plen)) {
+	if (!err && pend) {
+		g_string_append_printf(s, " size=%" PRIu64 " pattern=", pend);
+		spec_quote(s, pat, plen);
+	}
+	spec_put_attrs(s, st);
+	g_string_append_c(s, '\n');
+	if (!err)
+		err = spec_put_line(out, s);
+	if (!err && size > pend) {
+		g_string_assign(s, "truncate ");
+		spec_quote(s, path->str, path->len);
+		g_string_append_printf(s, " %" PRIu64 "\n", size);
+		err = spec_put_line(out, s);
+	}
+	for (uint64_t off = 0; !err && cfs_tree_next_written(t, id, off, &start, &end) == 0;
+	     off = end)
+		err = spec_dump_run(t, out, s, path, id, start, end, pend);
+	return err;
+}
+
+/* Whether file ID holds its bytes all through: a pattern (*whole) or written bytes. */
+static bool spec_dense(const struct cfs_tree *t, uint32_t id, uint64_t size, bool *whole)
+{
+	uint64_t pend, start, end;
+	const char *pat;
+	size_t plen;
+	bool written = cfs_tree_next_written(t, id, 0, &start, &end) == 0;
+
+	if (cfs_tree_file_pattern(t, id, &pat, &plen, &pend))
+		return false;
+	*whole = !written && pend == size;
+	return size == 0 || *whole || (!pend && written && start == 0 && end == size);
+}
+
+static int spec_dump_file(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
+			  uint32_t id, const struct stat *st)
+{
+	g_autofree char *pat = NULL;
+	char buf[SPEC_DUMP_CHUNK];
+	size_t plen;
+	uint64_t size = (uint64_t)st->st_size, off = 0;
+	bool whole = false;
+
+	if (!spec_dense(t, id, size, &whole))
+		return spec_dump_sparse(t, out, s, path, id, st);
+	pat = g_malloc(CFS_PATTERN_MAX);
+	g_string_assign(s, "file ");
+	spec_quote(s, path->str, path->len);
+	if (size > 0 && spec_find_pattern(t, id, size, whole, pat, &plen)) {
 		g_string_append_printf(s, " size=%" PRIu64 " pattern=", size);
 		spec_quote(s, pat, plen);
 		off = size;
@@ -2328,7 +2462,22 @@ static int spec_mat_fail(struct spec_mat *m, const char *path, const char *what,
 	return err;
 }
 
-/* How many bytes of file data T holds, each node counted once. */
+/* Bytes of file ID that are not holes: its pattern part and its written runs past it. */
+static uint64_t spec_file_bytes(const struct cfs_tree *t, uint32_t id)
+{
+	uint64_t pend, start, end, total;
+	const char *pat;
+	size_t plen;
+
+	if (cfs_tree_file_pattern(t, id, &pat, &plen, &pend))
+		return 0;
+	total = pend;
+	for (uint64_t off = pend; cfs_tree_next_written(t, id, off, &start, &end) == 0; off = end)
+		total += end - start;
+	return total;
+}
+
+/* How many bytes of file data (holes left out) T holds, each node counted once. */
 static uint64_t spec_data_bytes(const struct cfs_tree *t)
 {
 	struct spec_walk w;
@@ -2345,7 +2494,7 @@ static uint64_t spec_data_bytes(const struct cfs_tree *t)
 		cfs_tree_stat(t, w.id, &st);
 		if (st.st_nlink > 1 && !g_hash_table_add(seen, GUINT_TO_POINTER(w.id)))
 			continue;
-		total += (uint64_t)st.st_size;
+		total += spec_file_bytes(t, w.id);
 	}
 	spec_walk_free(&w);
 	g_hash_table_destroy(seen);
@@ -2384,22 +2533,44 @@ static int spec_mat_attrs(struct spec_mat *m, int fd, const struct stat *st, con
 	return 0;
 }
 
-static int spec_mat_file(struct spec_mat *m, const char *name, const char *path, uint32_t id,
-			 const struct stat *st)
+/* Bytes [OFF, END) of file ID to FD at the same offsets. */
+static int spec_mat_range(struct spec_mat *m, int fd, uint32_t id, uint64_t off, uint64_t end)
 {
-	const char *what = "open";
-	int fd = openat(m->cur, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	int err = fd < 0 ? -errno : 0;
+	int err = 0;
 
-	for (uint64_t off = 0; !err && off < (uint64_t)st->st_size;) {
-		ssize_t n = cfs_tree_read(m->t, id, m->buf, SPEC_IO_CHUNK, (off_t)off);
-		what = "write";
+	if (off < end && lseek(fd, (off_t)off, SEEK_SET) < 0)
+		return -errno;
+	while (!err && off < end) {
+		size_t want = end - off < SPEC_IO_CHUNK ? (size_t)(end - off) : SPEC_IO_CHUNK;
+		ssize_t n = cfs_tree_read(m->t, id, m->buf, want, (off_t)off);
 		if (n <= 0)
 			err = n < 0 ? (int)n : -EIO;
 		else
 			err = spec_write_all(fd, m->buf, (size_t)n);
 		off += n > 0 ? (uint64_t)n : 0;
 	}
+	return err;
+}
+
+/* The size first, so holes stay holes; then the pattern part and the written runs past it. */
+static int spec_mat_file(struct spec_mat *m, const char *name, const char *path, uint32_t id,
+			 const struct stat *st)
+{
+	const char *what = "open", *pat;
+	size_t plen;
+	uint64_t pend = 0, start, end;
+	int fd = openat(m->cur, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	int err = fd < 0 ? -errno : 0;
+
+	if (!err && ftruncate(fd, st->st_size) < 0)
+		err = -errno, what = "truncate";
+	if (!err)
+		err = cfs_tree_file_pattern(m->t, id, &pat, &plen, &pend);
+	if (!err)
+		err = spec_mat_range(m, fd, id, 0, pend), what = "write";
+	for (uint64_t off = pend;
+	     !err && cfs_tree_next_written(m->t, id, off, &start, &end) == 0; off = end)
+		err = spec_mat_range(m, fd, id, start, end);
 	if (!err)
 		err = spec_mat_attrs(m, fd, st, &what);
 	if (fd >= 0 && close(fd) < 0 && !err)

@@ -32,7 +32,6 @@ enum { CFS_ROOT = 1 };
 enum {
 	CFS_PATTERN_MAX = 65536, /* a pattern comes from one spec line (CFS_SPEC_MAX_LINE) */
 };
-#define CFS_DATA_MAX (1ull << 30) /* a written file is held whole in one buffer: 1 GiB */
 
 struct cfs_tree;
 
@@ -47,7 +46,8 @@ struct cfs_tree_stats {
 	uint64_t nodes;      /* live nodes, orphans included */
 	uint64_t dirs, files, links;
 	uint64_t bytes;      /* memory the tree holds (arrays, arenas, hashes, file data) */
-	uint64_t data_bytes; /* file contents stored as buffers */
+	uint64_t data_bytes; /* written file data held: small files' buffers and 4 KiB pages */
+	uint64_t data_limit; /* cfs_tree_set_data_limit; UINT64_MAX: none */
 };
 
 /* Optional allocator hooks (tests inject failures); NULL: libc. Set before any use. */
@@ -101,18 +101,35 @@ int cfs_tree_symlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t 
 /* A hard link to the non-directory ID (-EPERM for a directory). */
 int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *name, size_t len);
 
-/* File content. A pattern file holds SIZE bytes repeating PATTERN (stored once, shared with
- * the file that got the same pattern just before); a literal holds a copy of its bytes.
- * Writes turn a pattern file into a buffer. -EISDIR on a directory, -EINVAL on a link or
- * a pattern longer than CFS_PATTERN_MAX (or empty with SIZE > 0). A write, or a truncate
- * that grows a file with content, needs the whole file as one buffer: -EFBIG past
- * CFS_DATA_MAX (a huge pattern file is never expanded). Growing an empty or truncated-to-
- * zeros file costs no memory: it reads as zeros until written. */
+/*
+ * File content, sparse as on tmpfs. A pattern file holds SIZE bytes repeating PATTERN (stored
+ * once, shared with the file that got the same pattern just before); a literal holds a copy
+ * of its bytes. Written data lives in 4 KiB pages allocated where written (a file of at most
+ * a page: in a buffer of its size); holes, and whatever a truncate adds, read as zeros and
+ * hold nothing. A write into a pattern file stores only the pages it touches; the rest still
+ * reads the pattern. Sizes go up to INT64_MAX (the kernel's MAX_LFS_FILESIZE): a write
+ * starting there is -EFBIG, one crossing it stops there (as the kernel's).
+ * Data limit: written data held (cfs_tree_stats.data_bytes) may not pass the limit: a write
+ * that needs more stops short where it runs out, -ENOSPC when not a byte fits (as tmpfs);
+ * set_content is all or nothing (-ENOSPC). -EISDIR on a directory, -EINVAL on a link or a
+ * pattern longer than CFS_PATTERN_MAX (or empty with SIZE > 0). -ENOMEM: nothing changed.
+ */
 int cfs_tree_set_pattern(struct cfs_tree *t, uint32_t id, const char *pattern, size_t plen,
 			 uint64_t size);
 int cfs_tree_set_content(struct cfs_tree *t, uint32_t id, const char *data, size_t len);
 ssize_t cfs_tree_write(struct cfs_tree *t, uint32_t id, const char *buf, size_t size, off_t off);
 int cfs_tree_truncate(struct cfs_tree *t, uint32_t id, uint64_t size);
+/* The most written data the tree may hold, in bytes (default: no limit). Data held beyond a
+ * lowered limit stays; only new data is refused. */
+void cfs_tree_set_data_limit(struct cfs_tree *t, uint64_t bytes);
+/* How file ID stores its bytes, for writing it back (dump, materialize) without reading its
+ * holes: its base pattern (*pat, *plen; NULL, 0: none), which shows over [0, *end) where not
+ * written; and the next run of written bytes at or after OFF, [*start, *end) within the size
+ * (1: none). Everything else reads as zeros and holds nothing. */
+int cfs_tree_file_pattern(const struct cfs_tree *t, uint32_t id, const char **pat, size_t *plen,
+			  uint64_t *end);
+int cfs_tree_next_written(const struct cfs_tree *t, uint32_t id, uint64_t off, uint64_t *start,
+			  uint64_t *end);
 
 /* Attributes: NULL / -1 leave a field as is. Times are set exactly (no "now" here), within
  * the int64-nanosecond range (1677..2262; beyond, clamped); -EINVAL for a bad tv_nsec.

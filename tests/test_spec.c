@@ -738,6 +738,15 @@ static const struct bad_case {
     {"chain /\"c\\x2f\"d 3 t\n", "t.spec:1: /c/d: '\\x2f' in a path"},
     {"append /nothing x\n", "t.spec:1: /nothing: no such node"},
     {"dir /d\nappend /d x\n", "t.spec:2: /d: not a regular file"},
+    {"file /f\nappend /f x at=9223372036854775807\n", "t.spec:2: bad value"},
+    {"file /f\nappend /f xy at=9223372036854775806\n", "t.spec:2: append: file would exceed"},
+    {"file /f\nappend /f x at=-1\n", "t.spec:2: bad value -1 for at"},
+    {"file /f\nappend /f x size=1\n", "t.spec:2: attribute 'size' not allowed with append"},
+    {"dir /d\ntruncate /d 5\n", "t.spec:2: /d: not a regular file"},
+    {"truncate /nothing 5\n", "t.spec:1: /nothing: no such node"},
+    {"file /f\ntruncate /f x\n", "t.spec:2: bad number x for size"},
+    {"file /f\ntruncate /f 9223372036854775808\n", "t.spec:2: size 9223372036854775808 out of range"},
+    {"file /f\ntruncate /f\n", "t.spec:2: truncate: missing argument"},
     {"hardlink /h /nothing\n", "t.spec:1: /nothing: no such node"},
     {"hardlink /h /\n", "t.spec:1: /: is a directory"},
     {"chain /c x t\n", "t.spec:1: bad number x for chain length"},
@@ -1616,6 +1625,112 @@ START_TEST(test_materialize_keeps_links_inside_the_copy)
 }
 END_TEST
 
+START_TEST(test_append_at_writes_at_an_offset_and_truncate_sets_the_size)
+{
+	struct cfs_tree *t = load("file /f abc\nappend /f XY at=6\ntruncate /f 10\n"
+				  "file /g abcdef\ntruncate /g 2\nfile /h\ntruncate /h 1T\n");
+	uint32_t f = node(t, "/f");
+	struct stat st;
+	char buf[16];
+
+	cfs_tree_stat(t, f, &st);
+	ck_assert_int_eq(st.st_size, 10);
+	ck_assert_int_eq(cfs_tree_read(t, f, buf, sizeof(buf), 0), 10);
+	ck_assert(!memcmp(buf, "abc\0\0\0XY\0\0", 10));
+	char *s = content_of(t, node(t, "/g"));
+	ck_assert_str_eq(s, "ab");
+	g_free(s);
+	cfs_tree_stat(t, node(t, "/h"), &st);
+	ck_assert_int_eq(st.st_size, 1ll << 40);
+	ck_assert_int_eq(st.st_blocks, 0);
+	cfs_tree_free(t);
+}
+END_TEST
+
+/* Files with holes, written over a pattern, or up to the largest size dump as lines that
+ * load back into the same content, without writing the holes out. */
+START_TEST(test_dump_round_trips_sparse_files)
+{
+	static const struct {
+		const char *path;
+		int64_t off;
+	} probes[] = {{"/s/zeros", (1ll << 40) - 4},	 {"/s/far", 1ll << 31},
+		      {"/s/far", INT64_MAX - 4},	 {"/s/far", 1ll << 35},
+		      {"/s/pat", 1ll << 45},		 {"/s/pat", (1ll << 48) - 2},
+		      {"/s/pat", (1ll << 49) - 4},	 {"/s/small", 0},
+		      {"/s/small", 4000}};
+	struct cfs_tree *t = load("file /s/zeros\ntruncate /s/zeros 1T\n"
+				  "file /s/far\nappend /s/far a at=2G\n"
+				  "append /s/far end at=9223372036854775804\n"
+				  "file /s/pat size=1P pattern=\"ab\\n\"\nappend /s/pat X at=32T\n"
+				  "truncate /s/pat 256T\ntruncate /s/pat 512T\n"
+				  "file /s/small hello\ntruncate /s/small 5000\n");
+	char *d = dump_of(t);
+	struct cfs_tree *u = load(d);
+	char *d2 = dump_of(u);
+	char a[8], b[8];
+
+	ck_assert_str_eq(d, d2);
+	ck_assert_uint_lt(strlen(d), 16384); /* holes are not written out */
+	ck_assert_ptr_nonnull(strstr(d, "truncate /s/zeros 1099511627776\n"));
+	ck_assert_ptr_nonnull(strstr(d, "append /s/far a at=2147483648\n"));
+	ck_assert_ptr_nonnull(strstr(d, "file /s/pat size=281474976710656 pattern=\"ab\\n\" "));
+	for (size_t i = 0; i < G_N_ELEMENTS(probes); i++) {
+		struct stat st, su;
+		cfs_tree_stat(t, node(t, probes[i].path), &st);
+		cfs_tree_stat(u, node(u, probes[i].path), &su);
+		ck_assert_int_eq(st.st_size, su.st_size);
+		ck_assert_int_eq(st.st_blocks, su.st_blocks);
+		ssize_t n = cfs_tree_read(t, node(t, probes[i].path), a, 8, probes[i].off);
+		ck_assert_int_eq(cfs_tree_read(u, node(u, probes[i].path), b, 8, probes[i].off), n);
+		ck_assert_msg(n > 0 && !memcmp(a, b, (size_t)n), "%s at %lld", probes[i].path,
+			      (long long)probes[i].off);
+	}
+	ck_assert_int_eq(cfs_tree_read(u, node(u, "/s/pat"), a, 1, 1ll << 45), 1);
+	ck_assert_int_eq(a[0], 'X');
+	free(d);
+	free(d2);
+	cfs_tree_free(u);
+	cfs_tree_free(t);
+}
+END_TEST
+
+START_TEST(test_materialize_leaves_holes_as_holes)
+{
+	char *dir = make_temp_dir();
+	struct cfs_tree *t = load("file /f\nappend /f a at=1G\nfile /p size=10 pattern=x\n"
+				  "truncate /p 100000\nappend /p y at=50000\n");
+	char *err = NULL, *path = g_strdup_printf("%s/f", dir), c = 0;
+	struct stat st;
+	int fd;
+
+	ck_assert_msg(cfs_materialize(t, dir, 0, &err) == 0, "%s", err);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, (1ll << 30) + 1);
+	ck_assert_int_lt(st.st_blocks, 1024); /* not a gigabyte of zeros */
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(pread(fd, &c, 1, 1ll << 30), 1);
+	ck_assert_int_eq(c, 'a');
+	close(fd);
+	g_free(path);
+	assert_materialized(t, dir, 0);
+	path = g_strdup_printf("%s/p", dir);
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_size, 100000);
+	fd = open(path, O_RDONLY);
+	char buf[12];
+	ck_assert_int_eq(pread(fd, buf, 12, 0), 12);
+	ck_assert(!memcmp(buf, "xxxxxxxxxx\0\0", 12));
+	ck_assert_int_eq(pread(fd, buf, 1, 50000), 1);
+	ck_assert_int_eq(buf[0], 'y');
+	close(fd);
+	g_free(path);
+	rm_rf(dir);
+	g_free(dir);
+	cfs_tree_free(t);
+}
+END_TEST
+
 /* A spec is not trusted with set-id programs or owners: only CFS_MAT_KEEP_IDS applies them. */
 START_TEST(test_materialize_drops_set_id_bits_unless_asked)
 {
@@ -1731,6 +1846,9 @@ static Suite *spec_suite(void)
 	tcase_add_test(dump, test_dump_writes_each_kind);
 	tcase_add_test(dump, test_dump_round_trips_odd_names_and_bytes);
 	tcase_add_test(dump, test_dump_round_trips_the_default_tree);
+	tcase_add_test(dump, test_dump_round_trips_sparse_files);
+	tcase_add_test(dump, test_append_at_writes_at_an_offset_and_truncate_sets_the_size);
+	tcase_add_test(dump, test_materialize_leaves_holes_as_holes);
 	tcase_set_timeout(dump, 300);
 	suite_add_tcase(s, dump);
 

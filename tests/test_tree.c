@@ -252,9 +252,15 @@ static void dump_content(FILE *f, const struct cfs_tree *t, uint32_t id, uint64_
 			ck_assert_int_ge(n, 0);
 			h = fnv(buf, (size_t)n, h);
 		}
-	} else { /* a huge pattern or zeros file: its two ends tell */
+	} else { /* a huge file: its two ends and what is written in it tell */
+		uint64_t s, e;
 		h = fnv(buf, (size_t)cfs_tree_read(t, id, buf, WINDOW, 0), h);
 		h = fnv(buf, (size_t)cfs_tree_read(t, id, buf, WINDOW, (off_t)(size - WINDOW)), h);
+		for (uint64_t off = 0; cfs_tree_next_written(t, id, off, &s, &e) == 0; off = e) {
+			fprintf(f, " run=%llu+%llu", (unsigned long long)s,
+				(unsigned long long)(e - s));
+			h = fnv(buf, (size_t)cfs_tree_read(t, id, buf, WINDOW, (off_t)s), h);
+		}
 	}
 	fprintf(f, " data=%016llx", (unsigned long long)h);
 }
@@ -266,9 +272,9 @@ static void dump_node(FILE *f, const struct cfs_tree *t, uint32_t id)
 	size_t len;
 
 	cfs_tree_name(t, id, &s, &len);
-	fprintf(f, " id=%u gen=%u mode=%o nlink=%lu uid=%u gid=%u size=%lld", id,
+	fprintf(f, " id=%u gen=%u mode=%o nlink=%lu uid=%u gid=%u size=%lld blocks=%lld", id,
 		cfs_tree_generation(t, id), st.st_mode, (unsigned long)st.st_nlink, st.st_uid,
-		st.st_gid, (long long)st.st_size);
+		st.st_gid, (long long)st.st_size, (long long)st.st_blocks);
 	fprintf(f, " a=%lld.%09ld m=%lld.%09ld c=%lld.%09ld refs=%llu parent=%u name=%.*s",
 		(long long)st.st_atim.tv_sec, st.st_atim.tv_nsec, (long long)st.st_mtim.tv_sec,
 		st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec,
@@ -1362,7 +1368,9 @@ START_TEST(test_write_past_end_leaves_a_zero_hole)
 	ck_assert_int_eq(cfs_tree_write(T, f, "ab", 2, 0), 2);
 	ck_assert_int_eq(cfs_tree_write(T, f, "Q", 1, 15), 1);
 	assert_content(T, f, "ab\0\0\0\0\0\0\0\0xy\0\0\0Q", 16);
-	ck_assert_uint_eq(stats_of(T).data_bytes, 16);
+	ck_assert_uint_ge(stats_of(T).data_bytes, 16); /* a small file: a buffer, not a page */
+	ck_assert_uint_lt(stats_of(T).data_bytes, 4096);
+	ck_assert_int_eq(st_of(T, f).st_blocks, 8);
 }
 END_TEST
 
@@ -1398,33 +1406,261 @@ START_TEST(test_write_into_pattern_file_keeps_the_rest_of_the_pattern)
 }
 END_TEST
 
-START_TEST(test_write_into_huge_pattern_file_is_efbig)
+START_TEST(test_write_into_huge_pattern_file_stores_only_the_touched_page)
 {
 	uint32_t f = mkf(T, CFS_ROOT, "f");
-	char *before;
+	const uint64_t size = 1000000000000000000ull, at = 1ull << 40;
+	char buf[8];
 
-	ck_assert_int_eq(cfs_tree_set_pattern(T, f, "abc", 3, 1000000000000000000ull), 0);
-	before = dump(T, NULL, 0);
-	ck_assert_int_eq(cfs_tree_write(T, f, "Z", 1, 0), -EFBIG);
-	ck_assert_int_eq(cfs_tree_truncate(T, f, 1000000000000000001ull), -EFBIG);
+	ck_assert_int_eq(cfs_tree_set_pattern(T, f, "abc", 3, size), 0);
+	ck_assert_int_eq(cfs_tree_write(T, f, "Z", 1, (off_t)at), 1);
+	ck_assert_int_eq(st_of(T, f).st_size, (off_t)size);
+	ck_assert_uint_eq(stats_of(T).data_bytes, 4096);
+	const char around[3] = {"abc"[(at - 1) % 3], 'Z', "abc"[(at + 1) % 3]};
+	const char tail[3] = {"abc"[(size - 3) % 3], "abc"[(size - 2) % 3], "abc"[(size - 1) % 3]};
+
+	ck_assert_int_eq(cfs_tree_read(T, f, buf, 3, (off_t)at - 1), 3);
+	ck_assert_mem_eq(buf, around, 3);
+	ck_assert_int_eq(cfs_tree_read(T, f, buf, 3, (off_t)size - 3), 3); /* the pattern goes on */
+	ck_assert_mem_eq(buf, tail, 3);
+	ck_assert_int_eq(cfs_tree_truncate(T, f, 5), 0); /* the page goes, the pattern stays */
+	assert_content(T, f, "abcab", 5);
+	ck_assert_uint_eq(stats_of(T).data_bytes, 0);
+}
+END_TEST
+
+/* The kernel's MAX_LFS_FILESIZE is INT64_MAX: writes go up to it, as on tmpfs. */
+START_TEST(test_sparse_writes_up_to_the_largest_offset_read_holes_as_zeros)
+{
+	static const int64_t offs[] = {(1ll << 31) + 1, 1ll << 40, INT64_MAX - 2};
+	char buf[16];
+
+	for (size_t i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+		char name[8];
+		snprintf(name, sizeof(name), "f%zu", i);
+		uint32_t f = mkf(T, CFS_ROOT, name);
+		ck_assert_int_eq(cfs_tree_write(T, f, "ab", 2, offs[i]), 2);
+		ck_assert_int_eq(st_of(T, f).st_size, offs[i] + 2);
+		ck_assert_int_eq(st_of(T, f).st_blocks, offs[i] % 4096 < 4095 ? 8 : 16);
+		memset(buf, 'x', sizeof(buf));
+		ck_assert_int_eq(cfs_tree_read(T, f, buf, sizeof(buf), offs[i] - 6), 8);
+		ck_assert_mem_eq(buf, "\0\0\0\0\0\0ab", 8);
+		ck_assert_int_eq(cfs_tree_read(T, f, buf, 4, 0), 4);
+		ck_assert_mem_eq(buf, "\0\0\0\0", 4);
+		ck_assert_int_eq(cfs_tree_read(T, f, buf, 4, offs[i] / 2), 4);
+		ck_assert_mem_eq(buf, "\0\0\0\0", 4);
+	}
+	ck_assert_uint_le(stats_of(T).data_bytes, 4 * 4096);
+}
+END_TEST
+
+START_TEST(test_write_at_max_size_is_efbig_and_across_it_is_cut)
+{
+	uint32_t f = mkf(T, CFS_ROOT, "f");
+
+	ck_assert_int_eq(cfs_tree_write(T, f, "x", 1, INT64_MAX), -EFBIG);
+	ck_assert_int_eq(st_of(T, f).st_size, 0);
+	ck_assert_int_eq(cfs_tree_write(T, f, "xyz", 3, INT64_MAX - 1), 1);
+	ck_assert_int_eq(st_of(T, f).st_size, INT64_MAX);
+	ck_assert_int_eq(cfs_tree_write(T, f, "x", 0, 5), 0);
+	ck_assert_int_eq(cfs_tree_truncate(T, f, (uint64_t)INT64_MAX + 1), -EFBIG);
+}
+END_TEST
+
+START_TEST(test_st_blocks_count_held_pages_as_tmpfs)
+{
+	uint32_t z = mkf(T, CFS_ROOT, "z"), s = mkf(T, CFS_ROOT, "s"), p = mkf(T, CFS_ROOT, "p");
+	uint32_t w = mkf(T, CFS_ROOT, "w");
+	static char page[3 * 4096];
+
+	ck_assert_int_eq(cfs_tree_truncate(T, z, 1 << 20), 0);
+	ck_assert_int_eq(st_of(T, z).st_blocks, 0); /* all hole */
+	ck_assert_int_eq(cfs_tree_set_content(T, s, "abc", 3), 0);
+	ck_assert_int_eq(st_of(T, s).st_blocks, 8); /* a small file: one page, as tmpfs */
+	ck_assert_int_eq(cfs_tree_set_pattern(T, p, "ab", 2, 10000), 0);
+	ck_assert_int_eq(st_of(T, p).st_blocks, 24);
+	ck_assert_int_eq(cfs_tree_write(T, w, page, sizeof(page), 0), (ssize_t)sizeof(page));
+	ck_assert_int_eq(cfs_tree_write(T, w, "x", 1, 1 << 30), 1);
+	ck_assert_int_eq(st_of(T, w).st_blocks, 32);
+	ck_assert_int_eq(cfs_tree_truncate(T, p, 20000), 0); /* past the pattern: a hole */
+	ck_assert_int_eq(st_of(T, p).st_blocks, 24);
+	ck_assert_int_eq(cfs_tree_write(T, p, "x", 1, 19000), 1);
+	ck_assert_int_eq(st_of(T, p).st_blocks, 32);
+}
+END_TEST
+
+START_TEST(test_truncate_frees_pages_past_the_size_and_zeros_the_tail)
+{
+	uint32_t f = mkf(T, CFS_ROOT, "f");
+	static char data[3 * 4096];
+	char buf[8];
+
+	memset(data, 'd', sizeof(data));
+	ck_assert_int_eq(cfs_tree_write(T, f, data, sizeof(data), 0), (ssize_t)sizeof(data));
+	ck_assert_uint_eq(stats_of(T).data_bytes, 3 * 4096);
+	ck_assert_int_eq(cfs_tree_truncate(T, f, 4096 + 10), 0);
+	ck_assert_uint_eq(stats_of(T).data_bytes, 2 * 4096);
+	ck_assert_int_eq(st_of(T, f).st_blocks, 16);
+	ck_assert_int_eq(cfs_tree_truncate(T, f, 3 * 4096), 0);
+	ck_assert_uint_eq(stats_of(T).data_bytes, 2 * 4096); /* growing holds nothing */
+	ck_assert_int_eq(cfs_tree_read(T, f, buf, 8, 4096 + 6), 8);
+	ck_assert_mem_eq(buf, "dddd\0\0\0\0", 8);
+	ck_assert_int_eq(cfs_tree_read(T, f, buf, 8, 2 * 4096 + 100), 8);
+	ck_assert_mem_eq(buf, "\0\0\0\0\0\0\0\0", 8);
+	ck_assert_int_eq(cfs_tree_truncate(T, f, 0), 0);
+	ck_assert_uint_eq(stats_of(T).data_bytes, 0);
+	ck_assert_int_eq(st_of(T, f).st_blocks, 0);
+}
+END_TEST
+
+START_TEST(test_huge_pattern_truncated_then_grown_reads_zeros_past_the_cut)
+{
+	uint32_t f = mkf(T, CFS_ROOT, "f");
+	char buf[4];
+
+	ck_assert_int_eq(cfs_tree_set_pattern(T, f, "abcd", 4, 1ull << 50), 0);
+	ck_assert_int_eq(cfs_tree_truncate(T, f, 1ull << 40), 0);
+	ck_assert_int_eq(cfs_tree_truncate(T, f, 1ull << 41), 0);
+	ck_assert_int_eq(cfs_tree_read(T, f, buf, 4, (1ll << 40) - 2), 4);
+	ck_assert_mem_eq(buf, "cd\0\0", 4);
+	ck_assert_int_eq(st_of(T, f).st_blocks, (1ll << 40) / 512);
+	ck_assert_uint_eq(stats_of(T).data_bytes, 0);
+	ck_assert_int_eq(cfs_tree_truncate(T, f, 1ull << 40), 0); /* a pattern file again */
+	ck_assert_int_eq(cfs_tree_read(T, f, buf, 4, (1ll << 40) - 4), 4);
+	ck_assert_mem_eq(buf, "abcd", 4);
+}
+END_TEST
+
+START_TEST(test_small_file_holds_its_bytes_not_a_page)
+{
+	uint32_t f = mkf(T, CFS_ROOT, "f");
+
+	ck_assert_int_eq(cfs_tree_set_content(T, f, "0123456789", 10), 0);
+	ck_assert_uint_eq(stats_of(T).data_bytes, 10);
+	ck_assert_int_eq(cfs_tree_write(T, f, "x", 1, 5000), 1); /* now pages: 0 and 1 */
+	ck_assert_uint_eq(stats_of(T).data_bytes, 2 * 4096);
+	char buf[12];
+	ck_assert_int_eq(cfs_tree_read(T, f, buf, 12, 0), 12);
+	ck_assert_mem_eq(buf, "0123456789\0\0", 12);
+}
+END_TEST
+
+/* A limit of three pages: a write that needs five stops after three, as tmpfs's does. */
+START_TEST(test_data_limit_cuts_a_write_short_then_enospc)
+{
+	uint32_t f = mkf(T, CFS_ROOT, "f");
+	static char data[5 * 4096];
+	char buf[4];
+
+	memset(data, 'd', sizeof(data));
+	cfs_tree_set_data_limit(T, 3 * 4096);
+	ck_assert_uint_eq(stats_of(T).data_limit, 3 * 4096);
+	ck_assert_int_eq(cfs_tree_write(T, f, data, sizeof(data), 10), 3 * 4096 - 10);
+	ck_assert_int_eq(st_of(T, f).st_size, 3 * 4096);
+	ck_assert_int_eq(cfs_tree_write(T, f, "x", 1, 3 * 4096), -ENOSPC);
+	ck_assert_int_eq(cfs_tree_write(T, f, "x", 1, 1ll << 40), -ENOSPC);
+	ck_assert_int_eq(st_of(T, f).st_size, 3 * 4096);
+	ck_assert_int_eq(cfs_tree_write(T, f, "xy", 2, 100), 2); /* a page it holds: fine */
+	ck_assert_int_eq(cfs_tree_read(T, f, buf, 4, 99), 4);
+	ck_assert_mem_eq(buf, "dxyd", 4);
+	uint32_t g = mkf(T, CFS_ROOT, "g");
+	ck_assert_int_eq(cfs_tree_write(T, g, "x", 1, 0), -ENOSPC); /* not even a small file */
+	ck_assert_int_eq(cfs_tree_truncate(T, f, 4096), 0);	      /* room again */
+	ck_assert_int_eq(cfs_tree_write(T, g, "x", 1, 0), 1);
+}
+END_TEST
+
+START_TEST(test_enospc_leaves_the_tree_as_it_was)
+{
+	uint32_t p = mkf(T, CFS_ROOT, "p"), b = mkf(T, CFS_ROOT, "b"), w = mkf(T, CFS_ROOT, "w");
+	static char data[2 * 4096];
+
+	ck_assert_int_eq(cfs_tree_set_pattern(T, p, "abc", 3, 1 << 20), 0);
+	ck_assert_int_eq(cfs_tree_set_content(T, b, "buffer", 6), 0);
+	ck_assert_int_eq(cfs_tree_write(T, w, data, sizeof(data), 4096), (ssize_t)sizeof(data));
+	cfs_tree_set_data_limit(T, stats_of(T).data_bytes); /* full */
+	char *before = dump(T, NULL, 0);
+	ck_assert_int_eq(cfs_tree_write(T, p, "x", 1, 5), -ENOSPC);
+	ck_assert_int_eq(cfs_tree_write(T, b, "x", 1, 8000), -ENOSPC);
+	ck_assert_int_eq(cfs_tree_write(T, b, "more", 4, 6), -ENOSPC);
+	ck_assert_int_eq(cfs_tree_write(T, w, "x", 1, 0), -ENOSPC);
+	ck_assert_int_eq(cfs_tree_set_content(T, w, data, sizeof(data)), -ENOSPC);
+	ck_assert_int_eq(cfs_tree_set_content(T, b, "bigger buffer", 13), -ENOSPC);
 	char *after = dump(T, NULL, 0);
 	ck_assert_str_eq(before, after);
 	free(before);
 	free(after);
-	ck_assert_int_eq(cfs_tree_truncate(T, f, 5), 0); /* shrinking needs no buffer */
-	assert_content(T, f, "abcab", 5);
 }
 END_TEST
 
-START_TEST(test_write_past_data_max_is_efbig)
+START_TEST(test_layout_reports_pattern_and_written_runs)
 {
-	uint32_t f = mkf(T, CFS_ROOT, "f");
+	uint32_t f = mkf(T, CFS_ROOT, "f"), g = mkf(T, CFS_ROOT, "g");
+	uint64_t end, s, e;
+	const char *pat;
+	size_t plen;
 
-	ck_assert_int_eq(cfs_tree_write(T, f, "x", 1, (off_t)CFS_DATA_MAX), -EFBIG);
-	ck_assert_int_eq(cfs_tree_write(T, f, "x", 1, INT64_MAX), -EFBIG);
-	ck_assert_int_eq(st_of(T, f).st_size, 0);
-	ck_assert_int_eq(cfs_tree_write(T, f, "x", 0, 5), 0);
-	ck_assert_int_eq(st_of(T, f).st_size, 0);
+	ck_assert_int_eq(cfs_tree_set_pattern(T, f, "xy", 2, 100000), 0);
+	ck_assert_int_eq(cfs_tree_write(T, f, "a", 1, 8192), 1);
+	ck_assert_int_eq(cfs_tree_write(T, f, "b", 1, 12288), 1);
+	ck_assert_int_eq(cfs_tree_write(T, f, "c", 1, 1 << 20), 1);
+	ck_assert_int_eq(cfs_tree_file_pattern(T, f, &pat, &plen, &end), 0);
+	ck_assert_uint_eq(plen, 2);
+	ck_assert_mem_eq(pat, "xy", 2);
+	ck_assert_uint_eq(end, 100000);
+	ck_assert_int_eq(cfs_tree_next_written(T, f, 0, &s, &e), 0);
+	ck_assert_uint_eq(s, 8192);
+	ck_assert_uint_eq(e, 16384);
+	ck_assert_int_eq(cfs_tree_next_written(T, f, 9000, &s, &e), 0);
+	ck_assert_uint_eq(s, 9000);
+	ck_assert_int_eq(cfs_tree_next_written(T, f, e, &s, &e), 0);
+	ck_assert_uint_eq(s, 1 << 20);
+	ck_assert_uint_eq(e, (1 << 20) + 1); /* cut at the size */
+	ck_assert_int_eq(cfs_tree_next_written(T, f, e, &s, &e), 1);
+	ck_assert_int_eq(cfs_tree_set_content(T, g, "abc", 3), 0);
+	ck_assert_int_eq(cfs_tree_file_pattern(T, g, &pat, &plen, &end), 0);
+	ck_assert_uint_eq(end, 0);
+	ck_assert_int_eq(cfs_tree_next_written(T, g, 0, &s, &e), 0);
+	ck_assert_uint_eq(e, 3);
+}
+END_TEST
+
+/* Random writes and truncates against a flat model: content, size and blocks agree. */
+START_TEST(test_random_writes_and_truncates_match_a_flat_model)
+{
+	enum { SPAN = 64 * 4096 * 3, ROUNDS = 3000 };
+	uint32_t f = mkf(T, CFS_ROOT, "f");
+	char *model = calloc(SPAN, 1), *buf = malloc(SPAN), data[9000];
+	uint64_t size = 0;
+
+	srand(7);
+	ck_assert_int_eq(cfs_tree_set_pattern(T, f, "0123456789", 10, 50000), 0);
+	for (uint64_t i = 0; i < 50000; i++)
+		model[i] = (char)('0' + i % 10);
+	size = 50000;
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t off = (uint64_t)rand() % (SPAN - sizeof(data));
+		size_t len = (size_t)rand() % sizeof(data);
+		if (rand() % 5 == 0) {
+			ck_assert_int_eq(cfs_tree_truncate(T, f, off), 0);
+			if (off < size)
+				memset(model + off, 0, size - off);
+			size = off;
+			continue;
+		}
+		for (size_t k = 0; k < len; k++)
+			data[k] = (char)('a' + rand() % 26);
+		ck_assert_int_eq(cfs_tree_write(T, f, data, len, (off_t)off), (ssize_t)len);
+		memcpy(model + off, data, len);
+		if (len && off + len > size)
+			size = off + len;
+	}
+	ck_assert_int_eq(st_of(T, f).st_size, (off_t)size);
+	ck_assert_int_eq(cfs_tree_read(T, f, buf, SPAN, 0), (ssize_t)size);
+	ck_assert(!memcmp(buf, model, size));
+	ck_assert_int_le(st_of(T, f).st_blocks, (off_t)(size + 4095) / 4096 * 8);
+	free(model);
+	free(buf);
 }
 END_TEST
 
@@ -1466,7 +1702,7 @@ START_TEST(test_truncate_empty_file_to_huge_size_reads_zeros_without_memory)
 	ck_assert_uint_eq(stats_of(T).bytes, bytes);
 	ck_assert_int_eq(cfs_tree_read(T, f, buf, 8, (1ll << 50) - 4), 4);
 	ck_assert_mem_eq(buf, "\0\0\0\0", 4);
-	ck_assert_int_eq(cfs_tree_write(T, f, "x", 1, 0), -EFBIG);
+	ck_assert_int_eq(st_of(T, f).st_blocks, 0);
 	ck_assert_int_eq(cfs_tree_truncate(T, f, UINT64_MAX), -EFBIG);
 }
 END_TEST
@@ -1779,13 +2015,13 @@ static const char *held_name(void)
 }
 
 struct ffix {
-	uint32_t d1, d2, e, pat, buf, empty, hl, l, orphan, held;
+	uint32_t d1, d2, e, pat, buf, empty, hl, l, orphan, held, paged;
 };
 
 static struct ffix failure_fixture(struct cfs_tree *t, int pad, bool chunk)
 {
 	struct ffix x;
-	char name[128];
+	static char name[3 * 4096];
 
 	x.d1 = mkd(t, CFS_ROOT, "d1");
 	x.d2 = mkd(t, CFS_ROOT, "d2");
@@ -1797,6 +2033,9 @@ static struct ffix failure_fixture(struct cfs_tree *t, int pad, bool chunk)
 	x.held = mkf(t, x.d1, held_name());
 	x.l = mkl(t, x.d1, "l", "../d2/target");
 	x.orphan = mkf(t, x.d2, "orphan");
+	x.paged = mkf(t, x.d2, "paged");
+	ck_assert_int_eq(cfs_tree_write(t, x.paged, name, 3 * 4096, 0), 3 * 4096);
+	ck_assert_int_eq(cfs_tree_write(t, x.paged, "end", 3, 1 << 30), 3);
 	ck_assert_int_eq(cfs_tree_set_pattern(t, x.pat, "0123456789", 10, 1000), 0);
 	ck_assert_int_eq(cfs_tree_set_content(t, x.buf, "buffer", 6), 0);
 	ck_assert_int_eq(cfs_tree_set_content(t, x.orphan, "orphan", 6), 0);
@@ -1811,6 +2050,8 @@ static struct ffix failure_fixture(struct cfs_tree *t, int pad, bool chunk)
 			ck_assert_int_eq(lk(t, p, x.d2, name), 0);
 		if (i % 3 == 0)
 			ck_assert_int_eq(cfs_tree_set_content(t, p, name, 100), 0);
+		if (i % 4 == 1) /* paged files: the table of them grows */
+			ck_assert_int_eq(cfs_tree_write(t, p, "p", 1, 5000), 1);
 	}
 	if (chunk) {
 		uint32_t id = 0, d = mkd(t, CFS_ROOT, "fill");
@@ -1916,6 +2157,38 @@ static int op_truncate_buffer(struct cfs_tree *t, const struct ffix *x)
 	return cfs_tree_truncate(t, x->buf, 100000);
 }
 
+static int op_write_far_past_buffer(struct cfs_tree *t, const struct ffix *x)
+{
+	ssize_t n = cfs_tree_write(t, x->buf, "far", 3, 1ll << 40);
+	return n < 0 ? (int)n : 0;
+}
+
+static int op_write_pages_into_pattern(struct cfs_tree *t, const struct ffix *x)
+{
+	static char data[5000];
+	ssize_t n = cfs_tree_write(t, x->pat, data, sizeof(data), 500);
+	return n < 0 ? (int)n : 0;
+}
+
+static int op_write_into_paged(struct cfs_tree *t, const struct ffix *x)
+{
+	static char data[9000];
+	ssize_t n = cfs_tree_write(t, x->paged, data, sizeof(data), 2 * 4096 + 100);
+	return n < 0 ? (int)n : 0;
+}
+
+static int op_write_far_into_paged(struct cfs_tree *t, const struct ffix *x)
+{
+	ssize_t n = cfs_tree_write(t, x->paged, "x", 1, 1ll << 35);
+	return n < 0 ? (int)n : 0;
+}
+
+static int op_set_content_pages(struct cfs_tree *t, const struct ffix *x)
+{
+	static char data[20000];
+	return cfs_tree_set_content(t, x->buf, data, sizeof(data));
+}
+
 static int op_set_content(struct cfs_tree *t, const struct ffix *x)
 {
 	return cfs_tree_set_content(t, x->pat, "literal", 7);
@@ -1949,7 +2222,12 @@ static const struct {
     {"write past the end of an empty file", op_write_empty, true},
     {"write to an orphan", op_write_orphan, true},
     {"truncate a pattern file up", op_truncate_pattern, true},
-    {"truncate a buffer up", op_truncate_buffer, true},
+    {"truncate a buffer up", op_truncate_buffer, false}, /* zeros past it: no memory */
+    {"write far past a buffer's end", op_write_far_past_buffer, true},
+    {"write pages into a pattern file", op_write_pages_into_pattern, true},
+    {"write into a paged file", op_write_into_paged, true},
+    {"write a new group into a paged file", op_write_far_into_paged, true},
+    {"set_content of pages", op_set_content_pages, true},
     {"set_content", op_set_content, true},
     {"set_pattern", op_set_pattern, true},
 };
@@ -2189,8 +2467,17 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_write_past_end_leaves_a_zero_hole);
 	tcase_add_test(tc, test_appending_writes_build_the_file);
 	tcase_add_test(tc, test_write_into_pattern_file_keeps_the_rest_of_the_pattern);
-	tcase_add_test(tc, test_write_into_huge_pattern_file_is_efbig);
-	tcase_add_test(tc, test_write_past_data_max_is_efbig);
+	tcase_add_test(tc, test_write_into_huge_pattern_file_stores_only_the_touched_page);
+	tcase_add_test(tc, test_sparse_writes_up_to_the_largest_offset_read_holes_as_zeros);
+	tcase_add_test(tc, test_write_at_max_size_is_efbig_and_across_it_is_cut);
+	tcase_add_test(tc, test_st_blocks_count_held_pages_as_tmpfs);
+	tcase_add_test(tc, test_truncate_frees_pages_past_the_size_and_zeros_the_tail);
+	tcase_add_test(tc, test_huge_pattern_truncated_then_grown_reads_zeros_past_the_cut);
+	tcase_add_test(tc, test_small_file_holds_its_bytes_not_a_page);
+	tcase_add_test(tc, test_data_limit_cuts_a_write_short_then_enospc);
+	tcase_add_test(tc, test_enospc_leaves_the_tree_as_it_was);
+	tcase_add_test(tc, test_layout_reports_pattern_and_written_runs);
+	tcase_add_test(tc, test_random_writes_and_truncates_match_a_flat_model);
 	tcase_add_test(tc, test_truncate_shrinks_and_grows_with_zeros);
 	tcase_add_test(tc, test_truncate_pattern_file_grows_with_zeros_not_pattern);
 	tcase_add_test(tc, test_truncate_empty_file_to_huge_size_reads_zeros_without_memory);

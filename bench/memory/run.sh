@@ -129,6 +129,26 @@ MD=$OUT/memory.md
 	echo "![memory.png](memory.png)"
 } >"$MD"
 
+# Memory per written 4 KiB page: tree accounting and RSS, dense and 1 MiB apart.
+PAGES=65536
+[ "${BENCH_QUICK:-}" = 1 ] && PAGES=8192
+PCSV=$OUT/memory_pages.csv
+{
+	echo "layout,pages,tree_bytes_per_page,rss_bytes_per_page,write_ns_per_page"
+	for layout in dense sparse; do
+		"$BUILD/bench_treemem" --pages "$PAGES" $layout | tr ' ' ,
+	done
+} >"$PCSV"
+{
+	echo
+	echo "Written file data, $PAGES pages of 4 KiB through cfs_tree_write in one process"
+	echo "(dense: back to back in one file; sparse: 1 MiB apart, each page in its own group):"
+	echo
+	echo "| layout | pages | tree bytes/page | RSS bytes/page | write ns/page |"
+	echo "|---|---:|---:|---:|---:|"
+	awk -F, 'NR > 1 { printf "| %s | %d | %.1f | %.1f | %.0f |\n", $1, $2, $3, $4, $5 }' "$PCSV"
+} >>"$MD"
+
 if command -v gnuplot >/dev/null; then
 	awk -F, 'NR > 1 { print $2, $4, $10, $11, $6 }' "$CSV" >"$W/mem.dat"
 	gnuplot <<-EOF

@@ -120,6 +120,16 @@ static uint64_t fz_digest_range(const struct cfs_tree *t, uint32_t id, uint64_t 
 	return h;
 }
 
+/* Bytes file ID holds written (not holes, not its pattern): what a dump reads of it. */
+static uint64_t fz_written_bytes(const struct cfs_tree *t, uint32_t id)
+{
+	uint64_t s, e, total = 0;
+
+	for (uint64_t off = 0; cfs_tree_next_written(t, id, off, &s, &e) == 0; off = e)
+		total += e - s;
+	return total;
+}
+
 static uint64_t fz_digest(const struct cfs_tree *t, uint32_t id, uint64_t size)
 {
 	/* no read is longer than the file or a chunk; a small file's buffer stays small, as
@@ -129,10 +139,14 @@ static uint64_t fz_digest(const struct cfs_tree *t, uint32_t id, uint64_t size)
 
 	if (size <= FZ_DIGEST_WHOLE) {
 		h = fz_digest_range(t, id, 0, size, h, buf);
-	} else { /* head, middle and tail: enough to tell a change, cheap for a PiB */
+	} else { /* head, middle, tail and where it is written: cheap for a PiB */
+		uint64_t s, e;
 		h = fz_digest_range(t, id, 0, FZ_DIGEST_SAMPLE, h, buf);
 		h = fz_digest_range(t, id, size / 2, size / 2 + FZ_DIGEST_SAMPLE, h, buf);
 		h = fz_digest_range(t, id, size - FZ_DIGEST_SAMPLE, size, h, buf);
+		for (uint64_t off = 0; cfs_tree_next_written(t, id, off, &s, &e) == 0; off = e)
+			h = fz_digest_range(t, id, s, e - s < FZ_DIGEST_SAMPLE ? e : s + FZ_DIGEST_SAMPLE,
+					    h ^ s, buf);
 	}
 	g_free(buf);
 	return h;
@@ -298,7 +312,6 @@ void fz_tree_size(const struct cfs_tree *t, struct fz_size *sz)
 		g_array_set_size(todo, todo->len - 1);
 		while (cfs_tree_dir_next(t, d.dir, &cookie, &name, &len, &child) == 0) {
 			struct fz_dir_len sub = {child, d.plen + 1 + len};
-			struct stat sb;
 			enum rs_kind kind = cfs_tree_kind(t, child);
 
 			sz->path_bytes += sub.plen;
@@ -306,9 +319,8 @@ void fz_tree_size(const struct cfs_tree *t, struct fz_size *sz)
 				g_array_append_val(todo, sub);
 				continue;
 			}
-			cfs_tree_stat(t, child, &sb);
-			if (kind == RS_FILE && (uint64_t)sb.st_size <= CFS_DATA_MAX)
-				sz->file_bytes += (uint64_t)sb.st_size;
+			if (kind == RS_FILE)
+				sz->file_bytes += fz_written_bytes(t, child);
 		}
 	}
 	g_array_free(todo, TRUE);

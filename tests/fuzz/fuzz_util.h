@@ -40,8 +40,8 @@ char *fz_canon(const struct cfs_tree *t, unsigned what);
 /* What a dump, a reload or a canon of a tree would cost. */
 struct fz_size {
 	uint64_t nodes;
-	uint64_t file_bytes; /* content the dump reads: files of at most CFS_DATA_MAX bytes
-				(bigger ones can only be patterns, found from a window) */
+	uint64_t file_bytes; /* content the dump reads: written bytes (patterns are found from
+				a window, holes are not read) */
 	uint64_t path_bytes; /* every node's path, summed: a deep tree's dump is quadratic */
 };
 
