@@ -56,7 +56,7 @@ deps:
 
 # The whole suite, through tools/check.sh: the plain build and its Check suites, the same
 # under AddressSanitizer + UBSan, the mount scripts, each fuzz target for a minute, and a
-# seconds-long smoke run of the benchmarks (about 12 minutes on 2 CPUs). One line per suite,
+# seconds-long smoke run of the benchmarks (12 to 20 minutes on 2 CPUs). One line per suite,
 # the output in $(BUILD)/check/*.log, and last the total "N passed, N failed"; every suite
 # runs even after a failure, and any failure makes the exit status non-zero.
 ASAN_OPT := -O1 -g -fno-omit-frame-pointer

@@ -31,10 +31,15 @@ stop= # INT or TERM once signalled: the running suite ends (it got the signal to
 trap 'stop=INT' INT
 trap 'stop=TERM' TERM
 
-# show_failure LOG: the first lines of LOG that say what failed
+# show_failure LOG: the first lines of LOG that say what failed: the suites' own failure
+# lines (tests/lib.sh's FAIL:, Check's :F: and :E:, the fuzz runner's, a sanitizer's), else
+# anything that looks like an error (a build, a benchmark)
 show_failure() {
-	grep -aE 'FAIL|:[EF]:|ERROR|[Ee]rror[: ]|Assertion|not found|No such file' "$1" |
-		head -n 5 | cut -c1-160 | sed 's/^/    /'
+	{
+		grep -aE '^FAIL|:[EF]:|FAILED|^==[0-9]+==ERROR|^SUMMARY: ' "$1" ||
+			grep -aE 'ERROR|[Ee]rror[: ]|Assertion|not found|No such file|missing' "$1" ||
+			tail -n 3 "$1"
+	} | head -n 5 | cut -c1-160 | sed 's/^/    /'
 }
 
 # suite NAME COMMAND...: run COMMAND with its output in NAME's log, and count it
