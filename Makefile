@@ -1,6 +1,7 @@
 # chainfs — a FUSE filesystem for symlink experiments.
 # `make demo` and `make check` start from a fresh Debian 12 machine (run as root): both install
-# what is missing first. Each module adds its own rules in its module.mk.
+# what is missing first (tools/deps.sh). Each module adds its own rules in its module.mk.
+# Builds print a short "CC file" line per compile; V=1 prints every command in full.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -34,6 +35,13 @@ BENCHES :=       # bench programs built by `make bench`
 	install clean fuzz format
 .DEFAULT_GOAL := all
 
+ifneq ($(V),1)
+.SILENT:
+endif
+MAKEFLAGS += --no-print-directory
+# $(call show,WHAT,FILE): the short line that stands for a command (nothing with V=1)
+show = $(if $(filter 1,$(V)),,printf '  %-4s %s\n' '$(1)' '$(2)';)
+
 include resolver/module.mk
 -include pollcore/module.mk
 -include fusefs/module.mk
@@ -44,34 +52,42 @@ include tests/fuzz/fuzz.mk
 all: $(BINS)
 
 deps:
-	@sh tools/deps.sh
+	sh tools/deps.sh check
 
-# The whole suite: plain build, then again under AddressSanitizer + UBSan, the mounts, each
-# fuzz target for a minute, and a seconds-long smoke run of the benchmarks.
+# The whole suite, through tools/check.sh: the plain build and its Check suites, the same
+# under AddressSanitizer + UBSan, the mount scripts, each fuzz target for a minute, and a
+# seconds-long smoke run of the benchmarks (12 to 20 minutes on 2 CPUs). One line per suite,
+# the output in $(BUILD)/check/*.log, and last the total "N passed, N failed"; every suite
+# runs even after a failure, and any failure makes the exit status non-zero.
+ASAN_OPT := -O1 -g -fno-omit-frame-pointer
+ASAN_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
+ASAN_VARS = BUILD=build-asan OPT="$(ASAN_OPT)" SAN="$(ASAN_SAN)"
+UNIT_SCRIPTS := tests/check_summary.sh
+CHECK = MAKE="$(MAKE)" BUILD="$(BUILD)" UNIT_TESTS="$(UNIT_TESTS)" \
+	UNIT_SCRIPTS="$(UNIT_SCRIPTS)" SHELL_TESTS="$(SHELL_TESTS)" \
+	ASAN_UNIT_TESTS="$(patsubst $(BUILD)/%,build-asan/%,$(UNIT_TESTS))" \
+	ASAN_OPT="$(ASAN_OPT)" ASAN_SAN="$(ASAN_SAN)" BENCH_SCRIPTS="$(BENCH_SCRIPTS)" \
+	V="$(V)" sh tools/check.sh
 check: deps
-	$(MAKE) check-unit
-	$(MAKE) check-asan
-	$(MAKE) check-integration
-	$(MAKE) check-fuzz
-	$(MAKE) bench-run BENCH_QUICK=1
+	$(CHECK) unit asan integration fuzz bench
 
-check-unit: $(UNIT_TESTS)
-	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; CK_DEFAULT_TIMEOUT=600 $$t; done
+check-unit:
+	$(CHECK) unit
 
-ASAN_VARS = BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
-	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all"
 check-asan:
-	$(MAKE) $(ASAN_VARS) check-unit build-asan/chainfs
+	$(CHECK) asan
 
-check-integration: all $(SHELL_TESTS)
-	@set -e; for t in $(SHELL_TESTS); do echo "== $$t"; BUILD=$(BUILD) sh $$t; done
+check-integration: all
+	$(CHECK) integration
 
 bench: deps
 	$(MAKE) bench-run
 
-demo: deps
+# make demo needs only the build's packages and fuse3
+demo:
+	sh tools/deps.sh demo
 	$(MAKE) all
-	sh tools/demo.sh
+	BUILD=$(BUILD) sh tools/demo.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
@@ -88,6 +104,6 @@ clean:
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(call show,CC,$@)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -35,11 +35,24 @@ $(BUILD)/test_spec: $(BUILD)/tests/test_spec.o $(CFS_LIB) $(RESOLVER_LIB)
 		$(LIBS_FUSE)
 $(BUILD)/tests/test_tree.o $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 
-SHELL_TESTS += tests/mount_kernel.sh tests/mount_lifecycle.sh tests/mount_modes.sh \
-	tests/conformance.sh tests/mount_perms.sh tests/control.sh tests/spec_errors.sh \
-	tests/stress.sh tests/crash.sh tests/mount_cache.sh tests/fuse_mount.sh \
-	tests/mount_escape.sh tests/mount_latency.sh tests/cli.sh tests/sweep.sh \
-	tests/mount_sparse.sh
+# one line a script, so that adding one never touches another
+SHELL_TESTS += tests/mount_kernel.sh
+SHELL_TESTS += tests/mount_lifecycle.sh
+SHELL_TESTS += tests/mount_modes.sh
+SHELL_TESTS += tests/conformance.sh
+SHELL_TESTS += tests/mount_perms.sh
+SHELL_TESTS += tests/control.sh
+SHELL_TESTS += tests/spec_errors.sh
+SHELL_TESTS += tests/stress.sh
+SHELL_TESTS += tests/crash.sh
+SHELL_TESTS += tests/mount_cache.sh
+SHELL_TESTS += tests/fuse_mount.sh
+SHELL_TESTS += tests/mount_escape.sh
+SHELL_TESTS += tests/mount_latency.sh
+SHELL_TESTS += tests/cli.sh
+SHELL_TESTS += tests/sweep.sh
+SHELL_TESTS += tests/mount_sparse.sh
+SHELL_TESTS += tests/demo_output.sh
 
 # spec: embedded default tree
 # fusefs/default.spec becomes a C string of \xHH escapes (od + sed: coreutils, no xxd), so

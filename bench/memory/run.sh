@@ -5,7 +5,8 @@
 #
 # Per size:
 #   - the tree's own accounting (cfs_tree_stats: arrays, arenas, hashes), from bench_treemem,
-#     which loads the same spec in-process (chainfs has no stats command yet);
+#     which loads the same spec in-process (the numbers `chainfsctl MNT stats` shows under
+#     tree:, without a daemon's other memory);
 #   - chainfs started on the spec: time from exec to a mount whose root answers (stat), then
 #     VmRSS and VmHWM from /proc/PID/status, idle and (sizes <= 1e5) after a find over the
 #     whole tree in kernel mode;
@@ -119,7 +120,7 @@ MD=$OUT/memory.md
 	echo "RSS = VmRSS of the idle daemon after mounting; HWM = VmHWM (peak)."
 	echo "bytes/node = (RSS − RSS of the same daemon serving an empty tree, $(awk -F, '$1 == "0" { print $8 }' "$RAW" | median) kB) / nodes."
 	echo "tree bytes = the tree's own accounting (cfs_tree_stats().bytes, loaded in-process by"
-	echo "bench_treemem: chainfs has no stats command yet); load = that in-process spec load."
+	echo "bench_treemem: what \`chainfsctl MNT stats\` shows under tree:); load = that in-process spec load."
 	echo "\"RSS after find\": after a find over the whole mount (kernel mode; sizes up to 1e5 only)."
 	echo
 	echo "| size | nodes | tree bytes/node | RSS kB | RSS bytes/node | HWM kB | HWM bytes/node | RSS after find kB | in-process load ms | start ms (median) | start ms (min) |"

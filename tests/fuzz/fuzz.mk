@@ -53,7 +53,7 @@ $(FUZZ_BUILD)/fuzz_control: $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o $(FUZZ_OBJS)
 
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+	$(call show,CC,$@)$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
 
 -include $(wildcard $(FUZZ_BUILD)/*/*.d $(FUZZ_BUILD)/*/*/*.d)
 

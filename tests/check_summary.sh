@@ -1,0 +1,114 @@
+#!/bin/sh
+# make check's counting (tools/check-summary.sh) and its runner (tools/check.sh) on made-up
+# suites: a passing set and a failing one. The total "N passed, N failed" must be the last
+# line, count every suite by its own closing line (Check's, tests/lib.sh's, the fuzz
+# runner's) or, without one, by its exit status, and the exit status must say whether
+# anything failed. Needs no mount.
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+SUMMARY=$ROOT/tools/check-summary.sh
+T=$(mktemp -d /tmp/cfs-summary.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+passed=0
+failed=0
+
+ok() {
+	passed=$((passed + 1))
+}
+ko() {
+	failed=$((failed + 1))
+	echo "FAIL: $*" >&2
+}
+# expect_eq WHAT WANT GOT
+expect_eq() {
+	if [ "$2" = "$3" ]; then ok; else ko "$1: want '$2', got '$3'"; fi
+}
+
+# suite SET NAME STATUS LOG-TEXT: a suite that ran, as tools/check.sh lists it
+suite() {
+	mkdir -p "$T/$1"
+	log=$T/$1/$(printf '%s' "$2" | tr / -).log
+	printf '%b' "$4" >"$log"
+	printf '%s\t%s\t%s\n' "$2" "$3" "$log" >>"$T/$1/suites"
+}
+
+# --- one suite at a time -------------------------------------------------------------------
+count() {
+	printf '%b' "$2" >"$T/one.log"
+	sh "$SUMMARY" count "$T/one.log" "$1"
+}
+expect_eq "Check, all pass" "141 0" \
+	"$(count 0 'Running suite(s): tree\n100%: Checks: 141, Failures: 0, Errors: 0\n')"
+expect_eq "Check, failures and errors" "7 3" \
+	"$(count 1 '70%: Checks: 10, Failures: 2, Errors: 1\n')"
+expect_eq "two Check runners in one suite add up" "9 1" \
+	"$(count 1 '100%: Checks: 5, Failures: 0, Errors: 0\n80%: Checks: 5, Failures: 1, Errors: 0\n')"
+expect_eq "lib.sh's closing line" "12 2" "$(count 1 'FAIL: x\nmount_x: 12 passed, 2 failed\n')"
+expect_eq "the fuzz runner's line; interrupted counts as failed" "2 2" \
+	"$(count 2 'fuzz: 2 passed, 0 failed, 2 interrupted\n')"
+expect_eq "no count line, exit 0: one passed" "1 0" "$(count 0 'walk: wrote x.csv\n')"
+expect_eq "no count line, exit 1: one failed" "0 1" "$(count 1 'walk: bindfs is missing\n')"
+expect_eq "crashed before its closing line: one failed" "0 1" "$(count 139 'half a log\n')"
+expect_eq "says 0 failed but exited non-zero: one failed" "5 1" \
+	"$(count 1 'mount_y: 5 passed, 0 failed\n')"
+expect_eq "no log at all, exit 127" "0 1" "$(sh "$SUMMARY" count "$T/missing.log" 127)"
+
+# --- the total ---------------------------------------------------------------------------
+suite pass unit/test_a 0 'Running suite(s): a\n100%: Checks: 20, Failures: 0, Errors: 0\n'
+suite pass mount/m 0 'm: 7 passed, 0 failed\n'
+suite pass fuzz 0 '== fuzz spec: 60s\nfuzz: 4 passed, 0 failed\n'
+suite pass bench/walk 0 'walk: 9.35x (NOT met)\nexit status 1\n'
+out=$(sh "$SUMMARY" total "$T/pass/suites")
+st=$?
+expect_eq "passing set: exit status" 0 "$st"
+expect_eq "passing set: the output is the total alone" "32 passed, 0 failed" "$out"
+
+suite fail unit/test_a 0 '100%: Checks: 20, Failures: 0, Errors: 0\n'
+suite fail unit/test_b 1 '90%: Checks: 10, Failures: 1, Errors: 0\n'
+suite fail mount/m 1 'FAIL: readlink\nm: 6 passed, 1 failed\n'
+suite fail mount/crash 139 'Segmentation fault\n'
+suite fail fuzz 0 'fuzz: 4 passed, 0 failed\n'
+suite fail bench/walk 1 'walk: bindfs is missing\n'
+out=$(sh "$SUMMARY" total "$T/fail/suites")
+st=$?
+expect_eq "failing set: exit status" 1 "$st"
+expect_eq "failing set: the last line is the total" "39 passed, 4 failed" \
+	"$(printf '%s\n' "$out" | tail -n 1)"
+expect_eq "failing set: each failed suite named before it" \
+	"unit/test_b mount/m mount/crash bench/walk" \
+	"$(printf '%s\n' "$out" | sed -n 's/^FAILED \([^:]*\):.*/\1/p' | tr '\n' ' ' | sed 's/ $//')"
+: >"$T/empty"
+sh "$SUMMARY" total "$T/empty" >/dev/null
+expect_eq "nothing ran: a failure" 1 "$?"
+
+# --- the runner: every suite runs, the total is its last line ------------------------------
+# Made-up Check suites and a stand-in for make in a scratch BUILD: the build step passes and
+# counts as one test.
+mk_suite() { # NAME STATUS LINE
+	printf '#!/bin/sh\necho "%s"\nexit %s\n' "$3" "$2" >"$T/$1"
+	chmod +x "$T/$1"
+}
+mk_suite good1 0 "100%: Checks: 3, Failures: 0, Errors: 0"
+mk_suite bad 1 "66%: Checks: 3, Failures: 1, Errors: 0"
+mk_suite good2 0 "100%: Checks: 4, Failures: 0, Errors: 0"
+run_check() { # UNIT_TESTS
+	(cd "$ROOT" && MAKE=true BUILD="$T/build" UNIT_TESTS="$1" UNIT_SCRIPTS= V= \
+		sh tools/check.sh unit)
+}
+out=$(run_check "$T/good1 $T/good2")
+st=$?
+expect_eq "runner, all pass: exit status" 0 "$st"
+expect_eq "runner, all pass: last line" "8 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
+out=$(run_check "$T/good1 $T/bad $T/good2")
+st=$?
+expect_eq "runner, one fails: exit status" 1 "$st"
+expect_eq "runner, one fails: last line counts the suite after it too" "10 passed, 1 failed" \
+	"$(printf '%s\n' "$out" | tail -n 1)"
+expect_eq "runner: the failed suite's line names its log" "1" \
+	"$(printf '%s\n' "$out" | grep -c "^unit/bad .*FAIL .*log $T/build/check/unit-bad.log$")"
+expect_eq "runner: the suite's output is in its log, not on the terminal" \
+	"66%: Checks: 3, Failures: 1, Errors: 0|0" \
+	"$(cat "$T/build/check/unit-bad.log")|$(printf '%s\n' "$out" | grep -c '^66%')"
+
+echo "check_summary: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
