@@ -51,7 +51,6 @@ struct cfs_opts {
 	double entry_timeout; /* < 0: chosen per mode */
 	double attr_timeout;
 	bool abslinks_raw;    /* kernel mode: readlink returns absolute targets as stored */
-	bool default_permissions;
 	uint64_t max_data;    /* file data the tree may hold (-o max_data) */
 	const char *spec;     /* NULL: the embedded default tree */
 	const char *mountpoint;

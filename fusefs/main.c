@@ -23,7 +23,6 @@ struct cfs_cmdline {
 	char *follow, *abslinks, *loop, *ctl, *opens, *spin;
 	int materialize, keep_ids;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data;
-	int default_permissions;
 	char *positional[3];
 	int npositional;
 };
@@ -43,8 +42,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
 	CFS_OPT("max_data=%s", max_data),
 	CFS_OPT("--materialize", materialize),
 	CFS_OPT("--keep-ids", keep_ids),
-	/* seen here, and passed on to libfuse too (the kernel does the checks) */
-	{"default_permissions", offsetof(struct cfs_cmdline, default_permissions), 1},
+	/* always on (main): accepted, and passed on to libfuse as it is */
 	FUSE_OPT_KEY("default_permissions", FUSE_OPT_KEY_KEEP),
 	FUSE_OPT_END,
 };
@@ -208,7 +206,6 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->follow = (enum cfs_follow)follow;
 	o->loop = (enum cfs_loop_kind)loop;
 	o->abslinks_raw = raw;
-	o->default_permissions = c->default_permissions;
 	o->ctl_path = c->ctl;
 	cfs_set_opens((enum cfs_opens)how);
 	return 0;
@@ -303,7 +300,12 @@ int main(int argc, char *argv[])
 
 	g_log_set_handler("chainfs", G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION,
 			  cfs_log, NULL);
-	if (fuse_opt_parse(&args, &c, cfs_opt_spec, cfs_opt_proc) == -1)
+	/* The kernel checks permissions on every mount (default_permissions): it runs the same
+	 * generic_permission that tmpfs does, so owners, groups, the sticky bit, setattr rules
+	 * and killing set-id bits on write answer as on tmpfs. Without it a mount with
+	 * allow_other would let any user read and change anything; no option turns it off. */
+	if (fuse_opt_parse(&args, &c, cfs_opt_spec, cfs_opt_proc) == -1 ||
+	    fuse_opt_add_arg(&args, "-odefault_permissions") != 0)
 		goto out;
 	if (c.materialize) {
 		if (c.npositional < 1 || c.npositional > 2) {

@@ -150,9 +150,9 @@ const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d,
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	int n;
 
-	/* search permission inside link targets is ours to check only when the kernel checks
-	 * the rest (default_permissions); root may search everything anyway */
-	if (!d->opts.default_permissions || ctx->uid == 0)
+	/* search permission inside link targets is ours to check (the kernel checks the rest:
+	 * default_permissions is always on); root may search everything anyway */
+	if (ctx->uid == 0)
 		return NULL;
 	c->cred = (struct rs_cred){ctx->uid, ctx->gid, NULL, 0};
 	n = fuse_req_getgroups(req, 64, c->groups);
