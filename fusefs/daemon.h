@@ -109,6 +109,16 @@ extern const struct fuse_lowlevel_ops cfs_ops;
  * abslinks=raw: the target as stored. *dependent: the answer depends on other links or on
  * where LINK is, so cfs_links_note() it when it goes to the kernel. Length or -errno. */
 ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent);
+/* Server mode: does a walk that failed with ERR show its link as a link (a dangling link, a
+ * loop, one past the limits or one CRED may not follow), rather than fail the lookup? */
+bool cfs_shows_as_link(int err);
+/* Server mode: what readlink answers for LINK, into OUT (RS_PATH_MAX bytes): when it resolves
+ * (for CRED; NULL: no permission checks), the path to its end (cfs_answer_path); when broken
+ * (cfs_shows_as_link), something the kernel's walk fails on with the same errno: the target
+ * made safe (cfs_kernel_target's in-root answer), or for ELOOP the link's own path through
+ * the mountpoint. Never a "..". The length, or -errno. */
+ssize_t cfs_server_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
+			  char *out);
 /* Remember a link whose answer the kernel got and may keep; cfs_links_changed() (on every
  * namespace change) drops those answers from the kernel's caches and forgets them. */
 void cfs_links_note(const struct cfs_daemon *d, uint32_t link);

@@ -19,7 +19,9 @@ struct cfs_linkset {
 	GHashTable *ids;
 };
 
-ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent)
+/* The in-root answer for LINK (abslinks=inroot), into OUT: see cfs_kernel_target. */
+static ssize_t cfs_inroot_answer(const struct cfs_daemon *d, uint32_t link, char *out,
+				 bool *dependent)
 {
 	/* at least the kernel's limits: where our walk gives up, the kernel's does too */
 	struct rs_limits lim = {MAX(d->opts.limits.max_nest, rs_limits_linux.max_nest),
@@ -33,9 +35,8 @@ ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, 
 	if (err)
 		return err;
 	/* A relative target without ".." only ever walks down from where the kernel finds the
-	 * link, whatever the tree does meanwhile: it is answered as stored. So is every target
-	 * with abslinks=raw, which asks for the host's meaning. */
-	*dependent = !d->opts.abslinks_raw && cfs_target_may_climb(target, len);
+	 * link, whatever the tree does meanwhile: it is answered as stored. */
+	*dependent = cfs_target_may_climb(target, len);
 	if (!*dependent) {
 		memcpy(out, target, len);
 		out[len] = '\0';
@@ -49,6 +50,55 @@ ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, 
 		return err;
 	ssize_t n = cfs_mount_path(d, at, out);
 	return n < 0 ? n : cfs_inroot_append(out, (size_t)n, rest, end);
+}
+
+ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent)
+{
+	const char *target;
+	size_t len;
+	int err;
+
+	if (!d->opts.abslinks_raw)
+		return cfs_inroot_answer(d, link, out, dependent);
+	/* abslinks=raw asks for the host's meaning */
+	if ((err = cfs_tree_readlink(d->tree, link, &target, &len)))
+		return err;
+	*dependent = false;
+	memcpy(out, target, len);
+	out[len] = '\0';
+	return (ssize_t)len;
+}
+
+bool cfs_shows_as_link(int err)
+{
+	return err == -ENOENT || err == -ENOTDIR || err == -ELOOP || err == -EACCES ||
+	       err == -ENAMETOOLONG;
+}
+
+ssize_t cfs_server_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
+			  char *out)
+{
+	struct rs_ctx ctx = {.ops = &cfs_tree_rs_ops, .tree = d->tree, .root = CFS_ROOT,
+			     .limits = d->opts.limits, .cred = cred};
+	char name[RS_NAME_MAX + 1];
+	const char *nm;
+	size_t len;
+	struct rs_result res;
+	bool dependent;
+
+	cfs_tree_name(d->tree, link, &nm, &len);
+	memcpy(name, nm, len);
+	name[len] = '\0';
+	int err = rs_resolve(&ctx, cfs_tree_parent(d->tree, link), name, RS_FOLLOW, &res);
+	if (!err)
+		return cfs_answer_path(d, link, (uint32_t)res.node, out);
+	if (!cfs_shows_as_link(err))
+		return err;
+	/* broken: its target (made safe), which fails for the kernel as it failed here; but a
+	 * link past the limits may well resolve for the kernel a link further on, so those
+	 * answer themselves: the kernel loops until its own limit, ELOOP */
+	return err == -ELOOP ? cfs_mount_path(d, link, out)
+			     : cfs_inroot_answer(d, link, out, &dependent);
 }
 
 void cfs_links_note(const struct cfs_daemon *d, uint32_t link)

@@ -117,15 +117,20 @@ int cfs_fault_errno(struct cfs_daemon *d, enum cfs_op op, fuse_ino_t ino, const 
 	return -err;
 }
 
-/* A link's size is the length of what readlink answers (kernel mode may rewrite it). */
+/* A link's size is the length of what readlink answers (kernel mode may rewrite it; server
+ * mode shows only broken links as links, with answers of their own). */
 static size_t cfs_link_size(const struct cfs_daemon *d, uint32_t node, size_t stored)
 {
 	char buf[RS_PATH_MAX];
-	bool dependent;
+	bool dependent = false;
+	ssize_t n;
 
-	if (d->opts.follow != CFS_FOLLOW_KERNEL)
+	if (d->opts.follow == CFS_FOLLOW_COLLAPSE)
 		return stored;
-	ssize_t n = cfs_kernel_target(d, node, buf, &dependent);
+	if (d->opts.follow == CFS_FOLLOW_SERVER)
+		n = cfs_server_answer(d, NULL, node, buf);
+	else
+		n = cfs_kernel_target(d, node, buf, &dependent);
 	if (dependent)
 		cfs_links_note(d, node);
 	return n < 0 ? stored : (size_t)n;
@@ -190,10 +195,13 @@ int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, c
 	return err;
 }
 
-/* Server mode: what the link NAME in DIR leads to. */
+/* Server mode: what the link NAME in DIR leads to. *private: a caller with no rights at all
+ * would be refused on the way (a directory it may not search), so the answer is this
+ * caller's alone: the kernel shares its cache among callers, so it must not keep it. */
 static int cfs_follow_entry(fuse_req_t req, struct cfs_daemon *d, uint32_t dir, const char *name,
-			    size_t len, uint32_t *node)
+			    size_t len, uint32_t *node, bool *private)
 {
+	static const struct rs_cred anyone = {(uid_t)-2, (gid_t)-2, NULL, 0};
 	char path[RS_NAME_MAX + 1];
 	struct cfs_cred c;
 	struct rs_result res;
@@ -202,25 +210,30 @@ static int cfs_follow_entry(fuse_req_t req, struct cfs_daemon *d, uint32_t dir, 
 	memcpy(path, name, len);
 	path[len] = '\0';
 	err = cfs_walk(d, cfs_req_cred(req, d, &c), dir, path, RS_FOLLOW, &res);
-	if (!err)
-		*node = (uint32_t)res.node;
-	return err;
+	if (err)
+		return err;
+	*node = (uint32_t)res.node;
+	*private = cfs_walk(d, &anyone, dir, path, RS_FOLLOW, &res) == -EACCES;
+	return 0;
 }
 
 int cfs_make_entry(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, const char *name,
 		   size_t len, uint32_t child, bool follow, struct fuse_entry_param *e)
 {
-	bool via_link = false, created;
+	bool via_link = false, broken = false, private = false, created;
 	uint32_t node = child;
 	int err;
 
 	memset(e, 0, sizeof(*e));
 	if (follow && d->opts.follow == CFS_FOLLOW_SERVER &&
 	    cfs_tree_kind(d->tree, child) == RS_LINK) {
-		err = cfs_follow_entry(req, d, cfs_node(d, parent), name, len, &node);
-		if (err)
+		err = cfs_follow_entry(req, d, cfs_node(d, parent), name, len, &node, &private);
+		/* a link that does not resolve shows as the link it is, so it can be listed,
+		 * removed and replaced; following it fails as the walk did (readlink) */
+		broken = err && cfs_shows_as_link(err);
+		if (err && !broken)
 			return err;
-		via_link = true;
+		via_link = !broken;
 	}
 	if (via_link || cfs_is_path_id(parent)) {
 		uint32_t gen;
@@ -235,8 +248,11 @@ int cfs_make_entry(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, cons
 		e->generation = cfs_tree_generation(d->tree, node);
 	}
 	cfs_stat(d, node, &e->attr);
-	e->attr_timeout = d->opts.attr_timeout;
-	e->entry_timeout = d->opts.entry_timeout;
+	/* A broken link is asked for again at every use, so it shows its target from the
+	 * moment it resolves, for any caller (EACCES is one caller's answer): no invalidation
+	 * has to find it. So is an answer that depends on who asks. */
+	e->attr_timeout = broken || private ? 0 : d->opts.attr_timeout;
+	e->entry_timeout = broken || private ? 0 : d->opts.entry_timeout;
 	return 0;
 }
 
@@ -420,8 +436,8 @@ static void cfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	fuse_reply_attr(req, &st, d->opts.attr_timeout);
 }
 
-/* Collapse (and server, for links the kernel was told about): the end of the whole chain,
- * so the kernel makes one hop; never with a ".." (cfs_answer_path). */
+/* Collapse: the end of the whole chain, so the kernel makes one hop; never with a ".."
+ * (cfs_answer_path). */
 static int cfs_collapse(fuse_req_t req, struct cfs_daemon *d, uint32_t link, char *out)
 {
 	char name[RS_NAME_MAX + 1];
@@ -444,11 +460,16 @@ static int cfs_collapse(fuse_req_t req, struct cfs_daemon *d, uint32_t link, cha
 
 static int cfs_link_answer(fuse_req_t req, struct cfs_daemon *d, uint32_t link, char *out)
 {
+	struct cfs_cred c;
 	bool dependent;
 
 	if (cfs_tree_kind(d->tree, link) != RS_LINK)
 		return -EINVAL;
-	if (d->opts.follow != CFS_FOLLOW_KERNEL)
+	if (d->opts.follow == CFS_FOLLOW_SERVER) {
+		ssize_t n = cfs_server_answer(d, cfs_req_cred(req, d, &c), link, out);
+		return n < 0 ? (int)n : 0;
+	}
+	if (d->opts.follow == CFS_FOLLOW_COLLAPSE)
 		return cfs_collapse(req, d, link, out);
 	ssize_t n = cfs_kernel_target(d, link, out, &dependent);
 	if (n >= 0 && dependent)
