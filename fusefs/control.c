@@ -439,6 +439,7 @@ static void cfs_stats_tree(struct cfs_control *c, JsonBuilder *b)
 	cfs_notifier_stats(d->notifier, &n);
 	cfs_json_int(b, "invalidations_sent", (int64_t)n.sent);
 	cfs_json_int(b, "invalidations_lost", (int64_t)n.lost);
+	cfs_json_int(b, "invalidations_stale", (int64_t)n.stale);
 	json_builder_end_object(b);
 }
 

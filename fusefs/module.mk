@@ -33,6 +33,7 @@ $(BUILD)/tests/test_tree.o $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK)
 SHELL_TESTS += tests/mount_kernel.sh tests/mount_lifecycle.sh tests/mount_modes.sh \
 	tests/conformance.sh tests/mount_perms.sh tests/control.sh tests/spec_errors.sh \
 	tests/stress.sh tests/crash.sh tests/mount_cache.sh
+SHELL_TESTS += tests/mount_inval.sh
 
 # spec: embedded default tree
 # fusefs/default.spec becomes a C string of \xHH escapes (od + sed: coreutils, no xxd), so
