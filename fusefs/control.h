@@ -12,6 +12,9 @@ enum {
 	CFS_CTL_MAX_LINE = 65536,      /* a longer request is refused and the client closed */
 	CFS_CTL_MAX_PENDING = 8 << 20, /* replies a client has not read: past this it is dropped */
 	CFS_CTL_BACKLOG = 128,
+	/* spec text a streamed dump makes at a time, when the last piece is nearly sent: a
+	 * few milliseconds of the loop, whatever the tree's size */
+	CFS_CTL_DUMP_PIECE = 64 << 10,
 	/* steps of a `resolve` trace kept in its reply (about 600 KiB of JSON): with the limits
 	 * raised to 10^9 a walk round a loop takes 10^9 steps, which would not fit in memory */
 	CFS_CTL_MAX_STEPS = 4096,
