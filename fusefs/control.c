@@ -3,6 +3,11 @@
  * input is buffered up to one line of CFS_CTL_MAX_LINE, replies up to CFS_CTL_MAX_PENDING
  * unread bytes, so neither a silent nor a flooding client can stall the mount or grow the
  * daemon without bound. Replies are built with json-glib.
+ *
+ * Two replies are not built at once. A request that queued kernel cache invalidations (mode,
+ * limits, generators) is answered once the notifier delivered them, so the next syscall sees
+ * the change; a dump streams, a piece each time the socket takes the last one. Meanwhile the
+ * loop serves FUSE and other clients, and this client's further requests wait unread.
  */
 #include "control.h"
 #include "fault.h"
@@ -26,6 +31,9 @@ struct cfs_client {
 	struct cfs_control *ctl;
 	int fd;
 	GString *in, *out;
+	char *held;      /* a reply waiting for the invalidations its request queued */
+	uint64_t ticket; /* ... up to this one (notify.h) */
+	struct cfs_spec_dumper *dump; /* a dump being streamed */
 	bool closing; /* send what is pending, then close */
 };
 
@@ -41,6 +49,8 @@ struct cfs_control {
 	bool paused;		/* ... and still is */
 	bool pause_told;	/* logged once until an accept succeeds again */
 	struct pc_timer resume; /* polls the listener again after CFS_CTL_ACCEPT_RETRY_MS */
+	struct cfs_client *asking; /* whose request is being answered (NULL: cfs_control_handle) */
+	int wake_fd;		   /* the notifier's: delivered what a held reply waits for */
 };
 
 /* Out of fds (or memory): the pending connection stays, so the listener stays readable and
@@ -87,11 +97,20 @@ static void cfs_client_free(gpointer p)
 	close(cl->fd);
 	g_string_free(cl->in, TRUE);
 	g_string_free(cl->out, TRUE);
+	g_free(cl->held);
+	cfs_spec_dumper_free(cl->dump);
 	g_free(cl);
 }
 
-/* Write what we can; the loop watches POLLOUT only while something is pending. */
-static void cfs_client_flush(struct cfs_client *cl)
+static bool cfs_client_busy(const struct cfs_client *cl)
+{
+	return cl->held || cl->dump;
+}
+
+static void cfs_dump_piece(struct cfs_client *cl);
+
+/* Send what the socket takes: false when the client went away (and was closed). */
+static bool cfs_client_send(struct cfs_client *cl)
 {
 	while (cl->out->len) {
 		ssize_t n = send(cl->fd, cl->out->str, cl->out->len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -99,18 +118,39 @@ static void cfs_client_flush(struct cfs_client *cl)
 			continue;
 		if (n < 0 && errno == EAGAIN)
 			break;
-		if (n <= 0)
-			return cfs_client_close(cl);
+		if (n <= 0) {
+			cfs_client_close(cl);
+			return false;
+		}
 		g_string_erase(cl->out, 0, n);
 	}
-	if (!cl->out->len && cl->closing)
+	return true;
+}
+
+/* Write what we can; the loop watches POLLOUT only while something is pending. A streamed
+ * dump makes its next piece once the last one is nearly out, so it never piles up here. */
+static void cfs_client_flush(struct cfs_client *cl)
+{
+	if (!cfs_client_send(cl))
+		return;
+	if (cl->dump && cl->out->len < CFS_CTL_DUMP_PIECE) {
+		cfs_dump_piece(cl);
+		if (!cfs_client_send(cl))
+			return;
+	}
+	if (!cl->out->len && !cfs_client_busy(cl) && cl->closing)
 		return cfs_client_close(cl);
-	/* a closing client is not read any more (at its EOF, POLLIN would never stop) */
-	pc_io_mod(cl->ctl->loop, cl->fd, (cl->closing ? 0 : POLLIN) | (cl->out->len ? POLLOUT : 0));
+	/* a closing client is not read any more (at its EOF, POLLIN would never stop); a busy
+	 * one not until its reply is out, so its requests wait in its socket, not here */
+	bool read = !cl->closing && !cfs_client_busy(cl);
+	pc_io_mod(cl->ctl->loop, cl->fd,
+		  (read ? POLLIN : 0) | (cl->out->len || cl->dump ? POLLOUT : 0));
 }
 
 static void cfs_client_reply(struct cfs_client *cl, char *json)
 {
+	if (!json)
+		return; /* the reply streams (dump) */
 	/* a client that does not read its replies is dropped, not buffered for ever */
 	if (cl->out->len > CFS_CTL_MAX_PENDING) {
 		g_free(json);
@@ -127,13 +167,34 @@ static void cfs_client_reply(struct cfs_client *cl, char *json)
 static char *cfs_json_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 char *cfs_control_handle(struct cfs_control *c, const char *line, size_t len);
 
+/* Answer one request; a reply to one that queued invalidations is held until they were
+ * delivered (the loop goes on serving the kernel meanwhile: that is what lets them through). */
+static void cfs_client_request(struct cfs_client *cl, const char *line, size_t len)
+{
+	struct cfs_control *c = cl->ctl;
+	struct cfs_notifier *n = c->d->notifier;
+	uint64_t before = cfs_notify_ticket(n);
+
+	c->asking = cl;
+	char *reply = cfs_control_handle(c, line, len);
+	c->asking = NULL;
+	uint64_t after = cfs_notify_ticket(n);
+	if (reply && after != before && c->wake_fd >= 0 && !cfs_notify_delivered(n, after, true)) {
+		cl->held = reply;
+		cl->ticket = after;
+		return;
+	}
+	cfs_client_reply(cl, reply);
+}
+
 static void cfs_client_lines(struct cfs_client *cl)
 {
 	char *nl;
 
-	while (!cl->closing && (nl = memchr(cl->in->str, '\n', cl->in->len))) {
+	while (!cl->closing && !cfs_client_busy(cl) &&
+	       (nl = memchr(cl->in->str, '\n', cl->in->len))) {
 		size_t len = (size_t)(nl - cl->in->str);
-		cfs_client_reply(cl, cfs_control_handle(cl->ctl, cl->in->str, len));
+		cfs_client_request(cl, cl->in->str, len);
 		g_string_erase(cl->in, 0, (gssize)len + 1);
 	}
 	if (cl->in->len > CFS_CTL_MAX_LINE) {
@@ -193,7 +254,8 @@ static void cfs_on_accept(struct pc_loop *loop, int fd, int revents, void *data)
 		return;
 	}
 	struct cfs_client *cl = g_new0(struct cfs_client, 1);
-	*cl = (struct cfs_client){c, cfd, g_string_new(NULL), g_string_new(NULL), false};
+	*cl = (struct cfs_client){.ctl = c, .fd = cfd, .in = g_string_new(NULL),
+				  .out = g_string_new(NULL)};
 	if (pc_io_add(loop, cfd, POLLIN, cfs_on_client, cl) != 0) {
 		cfs_client_free(cl);
 		return;
@@ -249,6 +311,39 @@ int cfs_control_listen(const char *path)
 	return fd;
 }
 
+/* The notifier delivered what some held replies wait for: send those. */
+static void cfs_on_delivered(struct pc_loop *loop, int fd, int revents, void *data)
+{
+	struct cfs_control *c = data;
+	GHashTableIter it;
+	gpointer key, value;
+	GArray *ready = g_array_new(FALSE, FALSE, sizeof(int));
+	uint64_t count;
+
+	if (read(fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		g_message("control: reading the notifier's eventfd: %s", strerror(errno));
+	g_hash_table_iter_init(&it, c->clients);
+	while (g_hash_table_iter_next(&it, &key, &value)) {
+		struct cfs_client *cl = value;
+		/* those still waiting ask to be woken again */
+		if (cl->held && cfs_notify_delivered(c->d->notifier, cl->ticket, true))
+			g_array_append_val(ready, cl->fd);
+	}
+	/* sending may close a client: look each up again, outside the iteration */
+	for (guint i = 0; i < ready->len; i++) {
+		struct cfs_client *cl = g_hash_table_lookup(
+		    c->clients, GINT_TO_POINTER(g_array_index(ready, int, i)));
+		if (!cl)
+			continue;
+		char *reply = cl->held;
+		cl->held = NULL;
+		cfs_client_reply(cl, reply);
+		cfs_client_lines(cl);
+		cfs_client_flush(cl);
+	}
+	g_array_free(ready, TRUE);
+}
+
 int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_loop *loop,
 		      int fd, const char *path)
 {
@@ -256,11 +351,17 @@ int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_
 	int err = 0;
 
 	c = g_new0(struct cfs_control, 1);
-	*c = (struct cfs_control){.d = d, .loop = loop, .fd = fd, .path = g_strdup(path)};
+	*c = (struct cfs_control){.d = d, .loop = loop, .fd = fd, .path = g_strdup(path),
+				  .wake_fd = -1};
 	c->clients = g_hash_table_new_full(NULL, NULL, NULL, cfs_client_free);
 	pc_timer_init(&c->resume, cfs_on_resume, c);
 	if (fd >= 0)
 		err = pc_io_add(loop, fd, POLLIN, cfs_on_accept, c);
+	if (!err && fd >= 0 && cfs_notify_wake_fd(d->notifier) >= 0) {
+		err = pc_io_add(loop, cfs_notify_wake_fd(d->notifier), POLLIN, cfs_on_delivered, c);
+		if (!err)
+			c->wake_fd = cfs_notify_wake_fd(d->notifier);
+	}
 	if (err) {
 		cfs_control_stop(c);
 		return err;
@@ -281,6 +382,8 @@ void cfs_control_stop(struct cfs_control *c)
 		pc_io_del(c->loop, GPOINTER_TO_INT(key));
 	g_hash_table_destroy(c->clients);
 	pc_timer_stop(c->loop, &c->resume);
+	if (c->wake_fd >= 0)
+		pc_io_del(c->loop, c->wake_fd);
 	if (c->fd >= 0) {
 		pc_io_del(c->loop, c->fd);
 		close(c->fd);
@@ -494,6 +597,7 @@ static void cfs_stats_tree(struct cfs_control *c, JsonBuilder *b)
 	cfs_notifier_stats(d->notifier, &n);
 	cfs_json_int(b, "invalidations_sent", (int64_t)n.sent);
 	cfs_json_int(b, "invalidations_lost", (int64_t)n.lost);
+	cfs_json_int(b, "invalidations_stale", (int64_t)n.stale);
 	json_builder_end_object(b);
 }
 
@@ -657,26 +761,86 @@ static char *cmd_resolve(struct cfs_control *c, const char *args)
 	return cfs_json_finish(b);
 }
 
-static char *cmd_dump(struct cfs_control *c, const char *args)
+/* TEXT as the inside of a JSON string, escaped exactly as the builder escapes a whole
+ * reply (escapes are per character, and pieces end with a line, so pieces join up). */
+static void cfs_json_append_body(GString *out, const char *text, size_t len)
+{
+	JsonNode *n = json_node_alloc();
+	JsonGenerator *g = json_generator_new();
+	gchar *v = g_utf8_make_valid(text, (gssize)len);
+	char *q;
+
+	json_node_init_string(n, v);
+	json_generator_set_root(g, n);
+	q = cfs_json_clean(json_generator_to_data(g, NULL));
+	g_string_append_len(out, q + 1, (gssize)strlen(q) - 2); /* without the quotes */
+	g_free(q);
+	g_free(v);
+	g_object_unref(g);
+	json_node_unref(n);
+}
+
+/* The next piece of a dump, into the dump's text; 1 more to come, 0 done, or -errno. */
+static int cfs_dump_next(struct cfs_spec_dumper *d, GString *into, size_t want)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
-	JsonBuilder *b;
-	int err;
+	int rc;
 
 	if (!f)
-		return cfs_json_error("dump: %s", strerror(errno));
-	err = cfs_spec_dump(c->d->tree, f);
+		return -errno;
+	rc = cfs_spec_dumper_next(d, f, want);
 	fclose(f);
-	if (err) {
-		free(text);
-		return cfs_json_error("dump: %s", strerror(-err));
-	}
-	b = cfs_json_ok();
-	cfs_json_str(b, "spec", text, (gssize)len);
+	if (rc >= 0)
+		cfs_json_append_body(into, text, len);
 	free(text);
-	return cfs_json_finish(b);
+	return rc;
+}
+
+/* A streamed dump's next piece. A failure past the first piece cannot become an error reply
+ * (the client has part of an "ok" one): the line is left unfinished and the client closed,
+ * and the log says why. */
+static void cfs_dump_piece(struct cfs_client *cl)
+{
+	int rc = cfs_dump_next(cl->dump, cl->out, CFS_CTL_DUMP_PIECE);
+
+	if (rc > 0)
+		return;
+	cfs_spec_dumper_free(cl->dump);
+	cl->dump = NULL;
+	if (rc == 0) {
+		g_string_append(cl->out, "\"}\n");
+		return;
+	}
+	g_message("control: dump cut short: %s", strerror(-rc));
+	cl->closing = true;
+}
+
+static char *cmd_dump(struct cfs_control *c, const char *args)
+{
+	struct cfs_spec_dumper *d = cfs_spec_dumper_new(c->d->tree);
+	struct cfs_client *cl = c->asking;
+	/* without a client (cfs_control_handle) the whole dump makes one reply */
+	size_t want = cl ? CFS_CTL_DUMP_PIECE : SIZE_MAX / 2;
+	GString *reply = g_string_new("{\"ok\":true,\"spec\":\"");
+	int rc = cfs_dump_next(d, reply, want);
+
+	if (rc < 0) {
+		cfs_spec_dumper_free(d);
+		g_string_free(reply, TRUE);
+		return cfs_json_error("dump: %s", strerror(-rc));
+	}
+	if (rc == 0) {
+		cfs_spec_dumper_free(d);
+		g_string_append(reply, "\"}");
+		return g_string_free(reply, FALSE);
+	}
+	/* the rest follows as the socket takes it (cfs_client_flush) */
+	g_string_append_len(cl->out, reply->str, (gssize)reply->len);
+	g_string_free(reply, TRUE);
+	cl->dump = d;
+	return NULL;
 }
 
 static char *cmd_fault(struct cfs_control *c, const char *args)

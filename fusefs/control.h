@@ -16,6 +16,9 @@ enum {
 	 * passed (the fds may be held by something else): one failed accept a second instead of
 	 * a loop spinning on a socket that stays readable. */
 	CFS_CTL_ACCEPT_RETRY_MS = 1000,
+	/* spec text a streamed dump makes at a time, when the last piece is nearly sent: a
+	 * few milliseconds of the loop, whatever the tree's size */
+	CFS_CTL_DUMP_PIECE = 64 << 10,
 	/* steps of a `resolve` trace kept in its reply (about 600 KiB of JSON): with the limits
 	 * raised to 10^9 a walk round a loop takes 10^9 steps, which would not fit in memory */
 	CFS_CTL_MAX_STEPS = 4096,

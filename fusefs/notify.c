@@ -5,20 +5,31 @@
  * in that directory is waiting for our loop thread's reply while the same thread sits in the
  * notify call, neither can move: the kernel waits for the loop, the loop for the kernel. So the
  * loop only queues (never blocks, never waits for the thread) and this thread sends.
+ *
+ * Every queued invalidation gets a sequence number (1, 2, ...). The loop may ask to be woken
+ * (an eventfd it polls) once all up to some number were delivered: control replies wait so.
+ * A queue can hold hundreds of thousands of entries (a mode change invalidates every path
+ * nodeid). Meanwhile the kernel forgets nodeids and the loop hands them out again, maybe as
+ * another kind: an entry queued before the kernel forgot its nodeid is dropped, not sent to
+ * whatever the nodeid names now (the kernel would refuse an entry under a file, ENOTDIR).
  */
 #include "notify.h"
 
 #include <errno.h>
+#include <glib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 struct cfs_inval {
 	fuse_ino_t ino;   /* the directory for an entry, else the inode */
 	char *name;       /* NULL: invalidate the inode */
 	size_t len;
+	uint64_t seq;
 };
 
 struct cfs_notifier {
@@ -31,6 +42,11 @@ struct cfs_notifier {
 	bool stopping;
 	bool done; /* the thread has left its loop */
 	struct cfs_notify_stats stats;
+	uint64_t seq;       /* the last sequence number given */
+	uint64_t delivered; /* every entry up to this one was sent or dropped */
+	uint64_t wake_at;   /* write wake_fd once delivered reaches this (0: nobody waits) */
+	int wake_fd;
+	GHashTable *gone; /* nodeid -> the first seq queued after the kernel forgot it */
 };
 
 static int cfs_inval_send(struct fuse_session *se, const struct cfs_inval *iv)
@@ -38,6 +54,29 @@ static int cfs_inval_send(struct fuse_session *se, const struct cfs_inval *iv)
 	if (iv->name)
 		return fuse_lowlevel_notify_inval_entry(se, iv->ino, iv->name, iv->len);
 	return fuse_lowlevel_notify_inval_inode(se, iv->ino, 0, 0);
+}
+
+/* Queued before the kernel forgot the nodeid it names? Called with the lock held. */
+static bool cfs_inval_stale(struct cfs_notifier *n, const struct cfs_inval *iv)
+{
+	gpointer since;
+
+	return g_hash_table_lookup_extended(n->gone, &iv->ino, NULL, &since) &&
+	       iv->seq < *(const uint64_t *)since;
+}
+
+/* Called with the lock held, after the entry SEQ was handled. */
+static void cfs_delivered(struct cfs_notifier *n, uint64_t seq)
+{
+	n->delivered = seq;
+	if (!n->count)
+		g_hash_table_remove_all(n->gone); /* nothing older is left to drop */
+	if (n->wake_at && n->delivered >= n->wake_at) {
+		uint64_t one = 1;
+		n->wake_at = 0;
+		if (write(n->wake_fd, &one, sizeof(one)) < 0)
+			n->stats.failed++; /* cannot happen with an eventfd below 2^64 - 1 */
+	}
 }
 
 static void *cfs_notifier_main(void *arg)
@@ -54,14 +93,25 @@ static void *cfs_notifier_main(void *arg)
 		struct cfs_inval iv = n->q[n->head];
 		n->head = (n->head + 1) % n->cap;
 		n->count--;
-		pthread_mutex_unlock(&n->lock);
-		/* -ENOENT: the kernel had nothing cached there; that is not a failure */
-		int err = cfs_inval_send(n->se, &iv);
+		int err = 0;
+		bool stale = cfs_inval_stale(n, &iv);
+		if (!stale) {
+			pthread_mutex_unlock(&n->lock);
+			err = cfs_inval_send(n->se, &iv);
+			pthread_mutex_lock(&n->lock);
+		}
 		free(iv.name);
-		pthread_mutex_lock(&n->lock);
-		n->stats.sent++;
-		if (err && err != -ENOENT)
+		if (stale)
+			n->stats.stale++;
+		else
+			n->stats.sent++;
+		/* -ENOENT: the kernel had nothing cached there; that is not a failure. Any other
+		 * error leaves something cached that should not be: lost. */
+		if (err && err != -ENOENT) {
 			n->stats.failed++;
+			n->stats.lost++;
+		}
+		cfs_delivered(n, iv.seq);
 	}
 	n->done = true;
 	pthread_mutex_unlock(&n->lock);
@@ -77,6 +127,13 @@ int cfs_notifier_start(struct cfs_notifier **out, struct fuse_session *se)
 	if (!n)
 		return -ENOMEM;
 	n->se = se;
+	n->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (n->wake_fd < 0) {
+		err = -errno;
+		free(n);
+		return err;
+	}
+	n->gone = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	pthread_mutex_init(&n->lock, NULL);
 	pthread_cond_init(&n->wake, NULL);
 	/* Signals belong to the loop's signalfd: the thread must never take one. */
@@ -87,6 +144,8 @@ int cfs_notifier_start(struct cfs_notifier **out, struct fuse_session *se)
 	if (err) {
 		pthread_cond_destroy(&n->wake);
 		pthread_mutex_destroy(&n->lock);
+		g_hash_table_destroy(n->gone);
+		close(n->wake_fd);
 		free(n);
 		return err;
 	}
@@ -121,6 +180,8 @@ void cfs_notifier_stop(struct cfs_notifier *n)
 	free(n->q);
 	pthread_cond_destroy(&n->wake);
 	pthread_mutex_destroy(&n->lock);
+	g_hash_table_destroy(n->gone);
+	close(n->wake_fd);
 	free(n);
 }
 
@@ -153,7 +214,7 @@ static void cfs_enqueue(struct cfs_notifier *n, fuse_ino_t ino, const char *name
 		free(copy);
 		goto lost;
 	}
-	n->q[(n->head + n->count++) % n->cap] = (struct cfs_inval){ino, copy, len};
+	n->q[(n->head + n->count++) % n->cap] = (struct cfs_inval){ino, copy, len, ++n->seq};
 	n->stats.queued++;
 	if (n->count > n->stats.deepest)
 		n->stats.deepest = n->count;
@@ -175,6 +236,48 @@ void cfs_notify_inode(struct cfs_notifier *n, fuse_ino_t ino)
 {
 	if (n)
 		cfs_enqueue(n, ino, NULL, 0);
+}
+
+void cfs_notify_forgotten(struct cfs_notifier *n, fuse_ino_t ino)
+{
+	if (!n)
+		return;
+	pthread_mutex_lock(&n->lock);
+	if (n->count) { /* else nothing queued names it */
+		uint64_t *key = g_new(uint64_t, 1), *since = g_new(uint64_t, 1);
+		*key = ino;
+		*since = n->seq + 1;
+		g_hash_table_replace(n->gone, key, since);
+	}
+	pthread_mutex_unlock(&n->lock);
+}
+
+uint64_t cfs_notify_ticket(struct cfs_notifier *n)
+{
+	if (!n)
+		return 0;
+	pthread_mutex_lock(&n->lock);
+	uint64_t seq = n->seq;
+	pthread_mutex_unlock(&n->lock);
+	return seq;
+}
+
+bool cfs_notify_delivered(struct cfs_notifier *n, uint64_t ticket, bool wake)
+{
+	if (!n)
+		return true;
+	pthread_mutex_lock(&n->lock);
+	/* stopping: the rest of the queue goes with the session, nobody is left to wait for */
+	bool done = n->delivered >= ticket || n->stopping;
+	if (!done && wake && (!n->wake_at || ticket < n->wake_at))
+		n->wake_at = ticket;
+	pthread_mutex_unlock(&n->lock);
+	return done;
+}
+
+int cfs_notify_wake_fd(const struct cfs_notifier *n)
+{
+	return n ? n->wake_fd : -1;
 }
 
 void cfs_notifier_stats(struct cfs_notifier *n, struct cfs_notify_stats *out)

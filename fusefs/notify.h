@@ -11,7 +11,9 @@
 struct cfs_notifier;
 
 struct cfs_notify_stats {
-	uint64_t queued, sent, failed, lost;
+	uint64_t queued, sent, failed;
+	uint64_t lost;  /* never queued (out of memory) or refused by the kernel */
+	uint64_t stale; /* dropped: the kernel forgot the nodeid after it was queued */
 	uint64_t deepest; /* longest the queue has been */
 };
 
@@ -29,6 +31,20 @@ void cfs_notifier_stop(struct cfs_notifier *n);
 /* Queue an invalidation; never blocks on the kernel. N may be NULL (nothing to do). */
 void cfs_notify_entry(struct cfs_notifier *n, fuse_ino_t parent, const char *name, size_t len);
 void cfs_notify_inode(struct cfs_notifier *n, fuse_ino_t ino);
+
+/* The kernel forgot INO (its lookup count is back to 0): what is queued for it is dropped. */
+void cfs_notify_forgotten(struct cfs_notifier *n, fuse_ino_t ino);
+
+/*
+ * Waiting for delivery without blocking. cfs_notify_ticket(): the sequence number of the last
+ * invalidation queued so far (0 with none). cfs_notify_delivered(): true once every
+ * invalidation up to TICKET was delivered (sent, or dropped as above), or the notifier is
+ * stopping (the session ends). Else, with WAKE, cfs_notify_wake_fd() (an eventfd the loop
+ * polls; read it to rearm) becomes readable once they are. N NULL: nothing ever waits.
+ */
+uint64_t cfs_notify_ticket(struct cfs_notifier *n);
+bool cfs_notify_delivered(struct cfs_notifier *n, uint64_t ticket, bool wake);
+int cfs_notify_wake_fd(const struct cfs_notifier *n);
 
 void cfs_notifier_stats(struct cfs_notifier *n, struct cfs_notify_stats *out);
 

@@ -266,13 +266,21 @@ void cfs_ref_entry(struct cfs_daemon *d, const struct fuse_entry_param *e)
 
 static void cfs_forget_one(struct cfs_daemon *d, fuse_ino_t ino, uint64_t nlookup)
 {
+	bool gone;
+
 	if (cfs_is_path_id(ino)) {
 		uint32_t target = cfs_paths_forget(d->paths, ino, nlookup);
+		gone = target != 0;
 		if (target)
 			cfs_tree_unref(d->tree, target, 1);
 	} else {
+		gone = nlookup >= cfs_tree_refs(d->tree, (uint32_t)ino);
 		cfs_tree_unref(d->tree, (uint32_t)ino, nlookup);
 	}
+	/* the nodeid may be handed out again, as another kind: nothing queued before may
+	 * reach it (nlookup 0: an entry whose reply failed, the kernel never had it) */
+	if (gone && nlookup)
+		cfs_notify_forgotten(d->notifier, ino);
 }
 
 void cfs_drop_entry(struct cfs_daemon *d, const struct fuse_entry_param *e)

@@ -2098,6 +2098,7 @@ int cfs_spec_apply_line(struct cfs_tree *t, const char *line, const struct cfs_s
 
 struct spec_frame {
 	uint32_t dir;
+	uint32_t gen; /* DIR's generation: a streamed dump checks it is still that directory */
 	uint64_t cookie;
 	size_t plen;
 };
@@ -2115,7 +2116,7 @@ enum { SPEC_WALK_END, SPEC_WALK_NODE, SPEC_WALK_LEAVE };
 
 static void spec_walk_init(struct spec_walk *w, const struct cfs_tree *t)
 {
-	struct spec_frame root = {CFS_ROOT, 0, 0};
+	struct spec_frame root = {CFS_ROOT, cfs_tree_generation(t, CFS_ROOT), 0, 0};
 
 	*w = (struct spec_walk){
 	    .t = t, .stack = g_array_new(FALSE, FALSE, sizeof(root)), .path = g_string_new(NULL)};
@@ -2149,7 +2150,7 @@ static int spec_walk_next(struct spec_walk *w)
 	g_string_append_len(w->path, w->name, (gssize)w->name_len);
 	w->id = child;
 	if (cfs_tree_kind(w->t, child) == RS_DIR) {
-		struct spec_frame sub = {child, 0, w->path->len};
+		struct spec_frame sub = {child, cfs_tree_generation(w->t, child), 0, w->path->len};
 		g_array_append_val(w->stack, sub);
 	}
 	return SPEC_WALK_NODE;
@@ -2374,6 +2375,12 @@ static int spec_dump_file(const struct cfs_tree *t, FILE *out, GString *s, const
 	return 0;
 }
 
+/* A node with several names, and the path it was dumped under first. */
+struct spec_seen {
+	uint32_t gen;
+	char path[];
+};
+
 /* One node's line(s). FIRST maps nodes with several names to the path dumped first. */
 static int spec_dump_node(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
 			  uint32_t id, GHashTable *first)
@@ -2385,16 +2392,22 @@ static int spec_dump_node(const struct cfs_tree *t, FILE *out, GString *s, const
 
 	cfs_tree_stat(t, id, &st);
 	if (kind != RS_DIR && st.st_nlink > 1) {
-		const char *seen = g_hash_table_lookup(first, GUINT_TO_POINTER(id));
-		if (seen) {
+		/* with the node's generation: a streamed dump may see a handle freed and reused */
+		const struct spec_seen *seen = g_hash_table_lookup(first, GUINT_TO_POINTER(id));
+		uint32_t gen = cfs_tree_generation(t, id);
+		if (seen && seen->gen == gen) {
 			g_string_assign(s, "hardlink ");
 			spec_quote(s, path->str, path->len);
 			g_string_append_c(s, ' ');
-			spec_quote(s, seen, strlen(seen));
+			spec_quote(s, seen->path, strlen(seen->path));
 			g_string_append_c(s, '\n');
 			goto write;
 		}
-		g_hash_table_insert(first, GUINT_TO_POINTER(id), g_strndup(path->str, path->len));
+		struct spec_seen *now = g_malloc(sizeof(*now) + path->len + 1);
+		now->gen = gen;
+		memcpy(now->path, path->str, path->len);
+		now->path[path->len] = '\0';
+		g_hash_table_insert(first, GUINT_TO_POINTER(id), now);
 	}
 	if (kind == RS_FILE)
 		return spec_dump_file(t, out, s, path, id, &st);
@@ -2419,25 +2432,78 @@ write:
 	return 0;
 }
 
-int cfs_spec_dump(const struct cfs_tree *t, FILE *out)
-{
+struct cfs_spec_dumper {
 	struct spec_walk w;
-	GString *s = g_string_new(NULL);
-	GHashTable *first = g_hash_table_new_full(NULL, NULL, NULL, g_free);
-	int ev, err;
+	GString *s;
+	GHashTable *first;
+	bool started;
+};
 
-	fputs("# chainfs spec (cfs_spec_dump)\n", out);
-	spec_walk_init(&w, t);
-	err = spec_dump_node(t, out, s, w.path, CFS_ROOT, first);
-	while (!err && (ev = spec_walk_next(&w)) != SPEC_WALK_END)
+struct cfs_spec_dumper *cfs_spec_dumper_new(const struct cfs_tree *t)
+{
+	struct cfs_spec_dumper *d = g_new0(struct cfs_spec_dumper, 1);
+
+	spec_walk_init(&d->w, t);
+	d->s = g_string_new(NULL);
+	d->first = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+	return d;
+}
+
+void cfs_spec_dumper_free(struct cfs_spec_dumper *d)
+{
+	if (!d)
+		return;
+	spec_walk_free(&d->w);
+	g_hash_table_destroy(d->first);
+	g_string_free(d->s, TRUE);
+	g_free(d);
+}
+
+/* Between two pieces the tree may have changed: a directory on the walk's stack that was
+ * removed (its handle freed, maybe reused) ends there, with all below it. */
+static void spec_walk_revalidate(struct spec_walk *w)
+{
+	for (guint i = 0; i < w->stack->len; i++) {
+		const struct spec_frame *f = &g_array_index(w->stack, struct spec_frame, i);
+		if (cfs_tree_kind(w->t, f->dir) != RS_DIR ||
+		    cfs_tree_generation(w->t, f->dir) != f->gen) {
+			g_array_set_size(w->stack, i);
+			return;
+		}
+	}
+}
+
+int cfs_spec_dumper_next(struct cfs_spec_dumper *d, FILE *out, size_t want)
+{
+	long start = ftell(out);
+	int ev, err = 0;
+
+	if (!d->started) {
+		d->started = true;
+		fputs("# chainfs spec (cfs_spec_dump)\n", out);
+		err = spec_dump_node(d->w.t, out, d->s, d->w.path, CFS_ROOT, d->first);
+	}
+	spec_walk_revalidate(&d->w);
+	while (!err && (ev = spec_walk_next(&d->w)) != SPEC_WALK_END) {
 		if (ev == SPEC_WALK_NODE)
-			err = spec_dump_node(t, out, s, w.path, w.id, first);
-	spec_walk_free(&w);
-	g_hash_table_destroy(first);
-	g_string_free(s, TRUE);
+			err = spec_dump_node(d->w.t, out, d->s, d->w.path, d->w.id, d->first);
+		if (!err && start >= 0 && ftell(out) - start >= (long)want)
+			break;
+	}
 	if (!err && (fflush(out) != 0 || ferror(out)))
 		err = -EIO;
-	return err;
+	return err ? err : d->w.stack->len > 0;
+}
+
+int cfs_spec_dump(const struct cfs_tree *t, FILE *out)
+{
+	struct cfs_spec_dumper *d = cfs_spec_dumper_new(t);
+	int rc;
+
+	while ((rc = cfs_spec_dumper_next(d, out, SIZE_MAX / 2)) > 0)
+		;
+	cfs_spec_dumper_free(d);
+	return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */

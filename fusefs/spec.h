@@ -70,4 +70,18 @@ int cfs_materialize(const struct cfs_tree *t, const char *dir, unsigned flags, c
 /* Write T as a spec that reproduces it (names, kinds, modes, owners, times, content). */
 int cfs_spec_dump(const struct cfs_tree *t, FILE *out);
 
+/*
+ * The same dump a piece at a time (the control socket streams it between other requests).
+ * cfs_spec_dumper_next() writes whole lines to OUT until it wrote at least WANT bytes or the
+ * dump is done: 1 when more is to come, 0 when done, or a negative errno as cfs_spec_dump.
+ * The tree may change between calls: each node is dumped as it is when the walk reaches it;
+ * what was added or removed behind the walk is not seen; a directory moved elsewhere is
+ * finished under the path it had when the walk entered it; one removed ends there. Without
+ * changes the pieces together are exactly cfs_spec_dump()'s output.
+ */
+struct cfs_spec_dumper;
+struct cfs_spec_dumper *cfs_spec_dumper_new(const struct cfs_tree *t);
+int cfs_spec_dumper_next(struct cfs_spec_dumper *d, FILE *out, size_t want);
+void cfs_spec_dumper_free(struct cfs_spec_dumper *d);
+
 #endif

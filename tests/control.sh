@@ -132,7 +132,7 @@ perl -MIO::Socket::UNIX -e '$SIG{PIPE} = "IGNORE"; my $s = IO::Socket::UNIX->new
 perl -MIO::Socket::UNIX -e '$SIG{PIPE} = "IGNORE"; 
 	my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die; $s->blocking(0);
 	my ($sent, $dead) = (0, 0);
-	for (1 .. 4000) { my $n = syswrite($s, "dump\n"); if (!defined $n) {
+	for (1 .. 4000) { my $n = syswrite($s, "resolve long\n"); if (!defined $n) {
 		if ($!{EPIPE} || $!{ECONNRESET}) { $dead = 1; last } select(undef, undef, undef, 0.01) }
 		else { $sent++ } }
 	print $dead ? "dropped after $sent\n" : "still connected after $sent\n";' "$SOCK" \
