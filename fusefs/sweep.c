@@ -269,7 +269,7 @@ static int sw_cell(const struct sw_target *t, const struct sw_cell *c)
 	qsort(ns, reps, sizeof(*ns), sw_cmp);
 	uint64_t med = ns[reps / 2], p10 = ns[reps / 10], p90 = ns[(reps * 9) / 10];
 	unsigned long links = c->op == OP_READLINK ? 1 : c->n;
-	fprintf(t->csv, "%s,%s,%s,%lu,%s,%s,%u,%s,%llu,%llu,%llu,%.1f", t->fs, t->mode, c->kind,
+	fprintf(t->csv, "%s,%s,%s,%lu,%s,%s,%u,%s,%llu,%llu,%llu,%.3f", t->fs, t->mode, c->kind,
 		c->n, sw_op_names[c->op], c->cold ? "cold" : "warm", reps,
 		result < 0 ? "mixed" : sw_errname(result), (unsigned long long)med,
 		(unsigned long long)p10, (unsigned long long)p90, (double)med / (double)links);
@@ -551,31 +551,29 @@ static int sw_copy(struct sw_target *t, const char *spec)
 static void sw_plot(const struct sw_opts *o, const char *csv)
 {
 	FILE *g = popen("gnuplot", "w");
+	const char *caches[2] = {"cold", "warm"};
+	int first = 1;
 
 	if (!g) {
 		fprintf(stderr, "chainfs-sweep: gnuplot: %s\n", strerror(errno));
 		return;
 	}
 	fprintf(g, "set terminal pngcairo size 900,560 noenhanced\nset output '%s'\n"
-		   "set datafile separator ','\nset logscale xy\nset key top left\n"
+		   "set datafile separator ','\nset logscale xy\nset key top right\n"
 		   "set xlabel 'chain length (links)'\nset ylabel 'ns per link (median)'\n"
-		   "set title 'stat -L through a chain, warm'\nplot ",
+		   "set title 'stat -L through a chain (ELOOP cells left out)'\nplot ",
 		o->plot);
-	const char *series[4][2] = {{"chainfs", "kernel"}, {"chainfs", "collapse"},
-				    {"chainfs", "server"}, {"copy", NULL}};
-	for (int i = 0, first = 1; i < 4; i++) {
-		if (i < 3 && !o->modes[i])
-			continue;
-		if (i == 3 && !o->kernel_copy)
-			continue;
-		/* the kernel's ELOOP answers no question about speed: left out of the plot */
-		fprintf(g, "%s'< grep \"^%s,%s[^,]*,chain,[^,]*,stat,warm,[^,]*,ok,\" %s' "
-			   "using 4:12 with linespoints title '%s%s%s'",
-			first ? "" : ", ", series[i][0], series[i][1] ? series[i][1] : "", csv,
-			series[i][0], series[i][1] ? " " : " (kernel, tmpfs)",
-			series[i][1] ? series[i][1] : "");
-		first = 0;
-	}
+	for (int m = 0; m < 4; m++)
+		for (int c = 0; c < 2; c++) {
+			const char *fs = m < 3 ? "chainfs" : "copy", *mode = m < 3 ? sw_modes[m] : "";
+			if ((m < 3 && !o->modes[m]) || (m == 3 && (!o->kernel_copy || c == 0)))
+				continue;
+			fprintf(g, "%s'< grep \"^%s,%s[^,]*,chain,[^,]*,stat,%s,[^,]*,ok,\" %s' using "
+				   "4:12 with linespoints dashtype %d lc %d title '%s %s %s'",
+				first ? "" : ", ", fs, mode, caches[c], csv, c ? 2 : 1, m + 1, fs,
+				m < 3 ? mode : "(the kernel on tmpfs)", m < 3 ? caches[c] : "");
+			first = 0;
+		}
 	fputc('\n', g);
 	if (pclose(g) != 0)
 		fprintf(stderr, "chainfs-sweep: gnuplot failed\n");
