@@ -54,6 +54,7 @@ SHELL_TESTS += tests/sweep.sh
 SHELL_TESTS += tests/mount_sparse.sh
 SHELL_TESTS += tests/demo_output.sh
 SHELL_TESTS += tests/mount_broken.sh
+SHELL_TESTS += tests/mount_types.sh
 SHELL_TESTS += tests/mount_inval.sh
 
 # spec: embedded default tree

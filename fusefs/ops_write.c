@@ -137,11 +137,20 @@ static void cfs_new_node(fuse_req_t req, enum cfs_op op, fuse_ino_t parent, cons
 static void cfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		      dev_t rdev)
 {
-	if (!S_ISREG(mode)) { /* devices, fifos and sockets are not part of the tree */
-		cfs_count(cfs_of(req), CFS_OP_mknod);
-		return cfs_reply_err(req, -EPERM);
-	}
-	cfs_new_node(req, CFS_OP_mknod, parent, name, mode, NULL);
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t dir = cfs_node(d, parent), child;
+	struct cfs_new a;
+	int err;
+
+	if (S_ISREG(mode))
+		return cfs_new_node(req, CFS_OP_mknod, parent, name, mode, NULL);
+	/* fifos, sockets (bind) and devices: the tree stores them, the kernel does their I/O */
+	cfs_count(d, CFS_OP_mknod);
+	a = cfs_new_attrs(req, d, dir, mode, false);
+	err = cfs_tree_mknod(d->tree, dir, name, strlen(name), mode & S_IFMT, rdev, &a, &child);
+	if (err)
+		return cfs_reply_err(req, err);
+	cfs_reply_new(req, d, parent, name, child, NULL);
 }
 
 static void cfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 enum {
@@ -769,6 +770,8 @@ struct spec_node {
 	struct cfs_new a;
 	const char *target; /* links */
 	size_t target_len;
+	mode_t type; /* RS_OTHER: S_IFIFO, S_IFSOCK, S_IFCHR or S_IFBLK */
+	dev_t rdev;
 };
 
 /* Every node a line makes comes through here: counted, noted for undo, made. DIR_NEW says
@@ -789,6 +792,9 @@ static int spec_make(struct spec_ctx *c, uint32_t dir, bool dir_new, const char 
 	case RS_FILE:
 		err = cfs_tree_mkfile(c->t, dir, name, len, &n->a, out);
 		break;
+	case RS_OTHER:
+		err = cfs_tree_mknod(c->t, dir, name, len, n->type, n->rdev, &n->a, out);
+		break;
 	default:
 		err = cfs_tree_symlink(c->t, dir, name, len, n->target, n->target_len, &n->a, out);
 		break;
@@ -804,17 +810,17 @@ static int spec_make(struct spec_ctx *c, uint32_t dir, bool dir_new, const char 
 
 static struct spec_node spec_dir_node(const struct spec_ctx *c)
 {
-	return (struct spec_node){RS_DIR, {0755, c->uid, c->gid}, NULL, 0};
+	return (struct spec_node){RS_DIR, {0755, c->uid, c->gid}, NULL, 0, 0, 0};
 }
 
 static struct spec_node spec_file_node(const struct spec_ctx *c)
 {
-	return (struct spec_node){RS_FILE, {0644, c->uid, c->gid}, NULL, 0};
+	return (struct spec_node){RS_FILE, {0644, c->uid, c->gid}, NULL, 0, 0, 0};
 }
 
 static struct spec_node spec_link_node(const struct spec_ctx *c, const char *target, size_t len)
 {
-	return (struct spec_node){RS_LINK, {0777, c->uid, c->gid}, target, len};
+	return (struct spec_node){RS_LINK, {0777, c->uid, c->gid}, target, len, 0, 0};
 }
 
 /* The line's mode, uid and gid over the kind's defaults. */
@@ -1175,6 +1181,42 @@ static int spec_run_link(struct spec_ctx *c, const struct spec_line *l, const st
 
 	if (!err)
 		err = spec_check_target(c, target->s, target->len);
+	if (err)
+		return err;
+	spec_apply_owner(&n, a);
+	err = spec_make_parents(c, &p, &dir, &dir_new);
+	if (!err && !p.name)
+		err = spec_check_free(c, &p, dir);
+	if (!err)
+		err = spec_make(c, dir, dir_new, p.name, p.name_len, &n, &id);
+	if (!err)
+		err = spec_defer_times(c, id, a);
+	return err;
+}
+
+/* fifo PATH, socket PATH, dev PATH c|b MAJOR MINOR: nodes the kernel does the I/O of. */
+static int spec_run_special(struct spec_ctx *c, const struct spec_line *l,
+			    const struct spec_attrs *a)
+{
+	struct spec_node n = spec_file_node(c);
+	struct spec_path p;
+	uint32_t dir, id;
+	bool dir_new;
+	uint64_t maj = 0, min = 0;
+	int err = spec_check_path(c, &l->pos[1], &p);
+
+	n.kind = RS_OTHER;
+	n.type = l->pos[0].s[0] == 'f' ? S_IFIFO : l->pos[0].s[0] == 's' ? S_IFSOCK : 0;
+	if (!err && !n.type) {
+		const struct spec_word *cb = &l->pos[2];
+		if (cb->len != 1 || (cb->s[0] != 'c' && cb->s[0] != 'b'))
+			return spec_fail(c, "dev: the kind is c or b (a character or block device)");
+		n.type = cb->s[0] == 'c' ? S_IFCHR : S_IFBLK;
+		err = spec_count(c, &l->pos[3], "major", 0, 0xfff, &maj);
+		if (!err)
+			err = spec_count(c, &l->pos[4], "minor", 0, 0xfffff, &min);
+		n.rdev = makedev((unsigned)maj, (unsigned)min);
+	}
 	if (err)
 		return err;
 	spec_apply_owner(&n, a);
@@ -1843,6 +1885,9 @@ static const struct spec_keyword spec_keywords[] = {
     {"link", spec_run_link, 2, 2, SPEC_A_UID | SPEC_A_GID | SPEC_A_TIMES,
      "link PATH TARGET [attrs]"},
     {"hardlink", spec_run_hardlink, 2, 2, 0, "hardlink PATH EXISTING"},
+    {"fifo", spec_run_special, 1, 1, SPEC_A_NODE, "fifo PATH [attrs]"},
+    {"socket", spec_run_special, 1, 1, SPEC_A_NODE, "socket PATH [attrs]"},
+    {"dev", spec_run_special, 4, 4, SPEC_A_NODE, "dev PATH c|b MAJOR MINOR [attrs]"},
     {"chain", spec_run_chain, 3, 3, 0, "chain PATH LEN TARGET"},
     {"nest", spec_run_nest, 3, 3, 0, "nest PATH DEPTH TARGET"},
     {"loop", spec_run_loop, 2, 2, 0, "loop PATH K"},
@@ -2411,7 +2456,13 @@ static int spec_dump_node(const struct cfs_tree *t, FILE *out, GString *s, const
 	}
 	if (kind == RS_FILE)
 		return spec_dump_file(t, out, s, path, id, &st);
-	if (kind == RS_LINK) {
+	if (kind == RS_OTHER) {
+		g_string_assign(s, S_ISFIFO(st.st_mode) ? "fifo " : S_ISSOCK(st.st_mode) ? "socket " : "dev ");
+		spec_quote(s, path->str, path->len);
+		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+			g_string_append_printf(s, " %c %u %u", S_ISCHR(st.st_mode) ? 'c' : 'b',
+					       major(st.st_rdev), minor(st.st_rdev));
+	} else if (kind == RS_LINK) {
 		int err = cfs_tree_readlink(t, id, &target, &tlen);
 		if (err)
 			return err;
@@ -2644,6 +2695,23 @@ static int spec_mat_file(struct spec_mat *m, const char *name, const char *path,
 	return err ? spec_mat_fail(m, path, what, err) : 0;
 }
 
+/* A fifo, socket or device (devices need CAP_MKNOD: the error says so). */
+static int spec_mat_special(struct spec_mat *m, const char *name, const char *path,
+			    const struct stat *st)
+{
+	struct timespec ts[2] = {st->st_atim, st->st_mtim};
+
+	if (mknodat(m->cur, name, (st->st_mode & S_IFMT) | 0600, st->st_rdev) < 0)
+		return spec_mat_fail(m, path, "mknod", -errno);
+	if (m->owners && fchownat(m->cur, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return spec_mat_fail(m, path, "chown", -errno);
+	if (fchmodat(m->cur, name, st->st_mode & m->modes, 0) < 0)
+		return spec_mat_fail(m, path, "chmod", -errno);
+	if (utimensat(m->cur, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+		return spec_mat_fail(m, path, "utimensat", -errno);
+	return 0;
+}
+
 static int spec_mat_link(struct spec_mat *m, const char *name, const char *path, uint32_t id,
 			 const struct stat *st)
 {
@@ -2735,7 +2803,7 @@ static int spec_mat_node(struct spec_mat *m, const struct spec_walk *w)
 		return spec_mat_file(m, name, path, w->id, &st);
 	if (kind == RS_LINK)
 		return spec_mat_link(m, name, path, w->id, &st);
-	return spec_mat_fail(m, path, "kind", -EINVAL);
+	return spec_mat_special(m, name, path, &st);
 }
 
 /* 0 if FD's directory has nothing but "." and "..". */

@@ -33,6 +33,7 @@
 #include <stdio.h> /* RENAME_NOREPLACE, RENAME_EXCHANGE (_GNU_SOURCE) */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h> /* R_OK, W_OK, X_OK */
 
@@ -1667,9 +1668,11 @@ static void node_free(struct cfs_tree *t, uint32_t id)
 	} else if (S_ISLNK(n->mode)) {
 		arena_drop(t, n->u.size);
 		t->links--;
-	} else {
+	} else if (is_dir(n)) {
 		order_free(t, n);
 		t->dirs--;
+	} else {
+		t->files--; /* a fifo, socket or device holds nothing */
 	}
 	t->nodes--;
 	n->mode = 0;
@@ -1950,7 +1953,7 @@ enum rs_kind cfs_tree_kind(const struct cfs_tree *t, uint32_t id)
 
 	if (is_dir(n))
 		return RS_DIR;
-	return S_ISLNK(n->mode) ? RS_LINK : RS_FILE;
+	return S_ISLNK(n->mode) ? RS_LINK : S_ISREG(n->mode) ? RS_FILE : RS_OTHER;
 }
 
 uint32_t cfs_tree_generation(const struct cfs_tree *t, uint32_t id)
@@ -1984,6 +1987,8 @@ void cfs_tree_stat(const struct cfs_tree *t, uint32_t id, struct stat *st)
 	st->st_blksize = CFS_BLKSIZE;
 	if (S_ISREG(n->mode))
 		st->st_blocks = (blkcnt_t)(content_pages(t, n) * (CFS_PAGE / 512));
+	if (S_ISCHR(n->mode) || S_ISBLK(n->mode)) /* data: 12-bit major, 20-bit minor */
+		st->st_rdev = makedev(n->data >> 20, n->data & 0xfffff);
 	st->st_atim = ts_of(n->atime);
 	st->st_mtim = ts_of(n->mtime);
 	st->st_ctim = ts_of(n->ctime);
@@ -2149,6 +2154,22 @@ int cfs_tree_mkfile(struct cfs_tree *t, uint32_t dir, const char *name, size_t l
 		    const struct cfs_new *a, uint32_t *out)
 {
 	return node_create(t, dir, name, len, S_IFREG | (a->mode & 07777), NULL, 0, a, out);
+}
+
+int cfs_tree_mknod(struct cfs_tree *t, uint32_t dir, const char *name, size_t len, mode_t type,
+		   dev_t rdev, const struct cfs_new *a, uint32_t *out)
+{
+	bool dev = type == S_IFCHR || type == S_IFBLK;
+	int err;
+
+	if (!dev && type != S_IFIFO && type != S_IFSOCK)
+		return -EINVAL;
+	if (dev && (major(rdev) > 0xfff || minor(rdev) > 0xfffff))
+		return -EINVAL;
+	err = node_create(t, dir, name, len, type | (a->mode & 07777), NULL, 0, a, out);
+	if (!err && dev)
+		nd(t, *out)->data = (uint32_t)(major(rdev) << 20 | minor(rdev));
+	return err;
 }
 
 int cfs_tree_symlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t len,

@@ -98,6 +98,11 @@ int cfs_tree_mkfile(struct cfs_tree *t, uint32_t dir, const char *name, size_t l
 int cfs_tree_symlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
 		     const char *target, size_t target_len, const struct cfs_new *a,
 		     uint32_t *out);
+/* A fifo, a socket or a device node: TYPE is S_IFIFO, S_IFSOCK, S_IFCHR or S_IFBLK (else
+ * -EINVAL); RDEV (devices only) within the kernel's 12-bit major and 20-bit minor (else
+ * -EINVAL). The tree only stores them: the kernel does their I/O. cfs_tree_kind: RS_OTHER. */
+int cfs_tree_mknod(struct cfs_tree *t, uint32_t dir, const char *name, size_t len, mode_t type,
+		   dev_t rdev, const struct cfs_new *a, uint32_t *out);
 /* A hard link to the non-directory ID (-EPERM for a directory). */
 int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *name, size_t len);
 

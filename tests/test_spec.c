@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -748,6 +749,11 @@ static const struct bad_case {
     {"file /f\ntruncate /f 9223372036854775808\n", "t.spec:2: size 9223372036854775808 out of range"},
     {"file /f\ntruncate /f\n", "t.spec:2: truncate: missing argument"},
     {"hardlink /h /nothing\n", "t.spec:1: /nothing: no such node"},
+    {"dev /d x 1 2\n", "t.spec:1: dev: the kind is c or b"},
+    {"dev /d c 4096 0\n", "t.spec:1: major 4096 out of range 0..4095"},
+    {"dev /d b 1 1048576\n", "t.spec:1: minor 1048576 out of range 0..1048575"},
+    {"dev /d c 1\n", "t.spec:1: dev"},
+    {"fifo /f\nfifo /f\n", "t.spec:2: /f"},
     {"hardlink /h /\n", "t.spec:1: /: is a directory"},
     {"chain /c x t\n", "t.spec:1: bad number x for chain length"},
     {"chain /c 0 t\n", "t.spec:1: chain length 0 out of range 1..19999999"},
@@ -1185,6 +1191,44 @@ END_TEST
 
 /* ---------------------------------------------------------------------------------------- */
 /* Dump */
+
+/* fifos, sockets and devices: made by their lines, dumped as such, refused when malformed */
+START_TEST(test_special_nodes_load_and_dump)
+{
+	struct cfs_tree *t = load("fifo /f mode=0640 uid=3 gid=4 atime=1 mtime=1 ctime=1\n"
+				  "socket /s mode=0755 uid=0 gid=0 atime=1 mtime=1 ctime=1\n"
+				  "dev /c c 1 3 mode=0666 uid=0 gid=0 atime=1 mtime=1 ctime=1\n"
+				  "dev /b b 4095 1048575 mode=0600 uid=0 gid=0 atime=1 mtime=1 ctime=1\n");
+	struct stat st;
+	char *d = dump_of(t);
+
+	cfs_tree_stat(t, node(t, "/f"), &st);
+	ck_assert(S_ISFIFO(st.st_mode));
+	ck_assert_int_eq(st.st_mode & 07777, 0640);
+	ck_assert_int_eq(cfs_tree_kind(t, node(t, "/f")), RS_OTHER);
+	cfs_tree_stat(t, node(t, "/s"), &st);
+	ck_assert(S_ISSOCK(st.st_mode));
+	cfs_tree_stat(t, node(t, "/c"), &st);
+	ck_assert(S_ISCHR(st.st_mode));
+	ck_assert_uint_eq(major(st.st_rdev), 1);
+	ck_assert_uint_eq(minor(st.st_rdev), 3);
+	cfs_tree_stat(t, node(t, "/b"), &st);
+	ck_assert(S_ISBLK(st.st_mode));
+	ck_assert_uint_eq(major(st.st_rdev), 4095);
+	ck_assert_uint_eq(minor(st.st_rdev), 1048575);
+	ck_assert_ptr_nonnull(strstr(d, "\nfifo /f mode=0640 uid=3 gid=4 "));
+	ck_assert_ptr_nonnull(strstr(d, "\nsocket /s mode=0755 "));
+	ck_assert_ptr_nonnull(strstr(d, "\ndev /c c 1 3 mode=0666 "));
+	ck_assert_ptr_nonnull(strstr(d, "\ndev /b b 4095 1048575 mode=0600 "));
+	struct cfs_tree *again = load(d); /* the dump loads back to the same dump */
+	char *d2 = dump_of(again);
+	ck_assert_str_eq(d, d2);
+	free(d);
+	free(d2);
+	cfs_tree_free(again);
+	cfs_tree_free(t);
+}
+END_TEST
 
 START_TEST(test_dump_writes_each_kind)
 {
@@ -1844,6 +1888,7 @@ static Suite *spec_suite(void)
 	suite_add_tcase(s, atomic);
 
 	tcase_add_test(dump, test_dump_writes_each_kind);
+	tcase_add_test(dump, test_special_nodes_load_and_dump);
 	tcase_add_test(dump, test_dump_round_trips_odd_names_and_bytes);
 	tcase_add_test(dump, test_dump_round_trips_the_default_tree);
 	tcase_add_test(dump, test_dump_round_trips_sparse_files);
