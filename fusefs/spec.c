@@ -1170,28 +1170,37 @@ static int spec_check_target(struct spec_ctx *c, const char *s, size_t len)
 	return 0;
 }
 
+/* Make the node N at P (its missing parents too), with A's owner, mode and times. */
+static int spec_make_at(struct spec_ctx *c, const struct spec_path *p, struct spec_node *n,
+			const struct spec_attrs *a)
+{
+	uint32_t dir, id;
+	bool dir_new;
+	int err;
+
+	spec_apply_owner(n, a);
+	err = spec_make_parents(c, p, &dir, &dir_new);
+	if (!err && !p->name)
+		err = spec_check_free(c, p, dir);
+	if (!err)
+		err = spec_make(c, dir, dir_new, p->name, p->name_len, n, &id);
+	if (!err)
+		err = spec_defer_times(c, id, a);
+	return err;
+}
+
 static int spec_run_link(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
 {
 	const struct spec_word *target = &l->pos[2];
 	struct spec_path p;
 	struct spec_node n = spec_link_node(c, target->s, target->len);
-	uint32_t dir, id;
-	bool dir_new;
 	int err = spec_check_path(c, &l->pos[1], &p);
 
 	if (!err)
 		err = spec_check_target(c, target->s, target->len);
 	if (err)
 		return err;
-	spec_apply_owner(&n, a);
-	err = spec_make_parents(c, &p, &dir, &dir_new);
-	if (!err && !p.name)
-		err = spec_check_free(c, &p, dir);
-	if (!err)
-		err = spec_make(c, dir, dir_new, p.name, p.name_len, &n, &id);
-	if (!err)
-		err = spec_defer_times(c, id, a);
-	return err;
+	return spec_make_at(c, &p, &n, a);
 }
 
 /* fifo PATH, socket PATH, dev PATH c|b MAJOR MINOR: nodes the kernel does the I/O of. */
@@ -1200,8 +1209,6 @@ static int spec_run_special(struct spec_ctx *c, const struct spec_line *l,
 {
 	struct spec_node n = spec_file_node(c);
 	struct spec_path p;
-	uint32_t dir, id;
-	bool dir_new;
 	uint64_t maj = 0, min = 0;
 	int err = spec_check_path(c, &l->pos[1], &p);
 
@@ -1219,15 +1226,7 @@ static int spec_run_special(struct spec_ctx *c, const struct spec_line *l,
 	}
 	if (err)
 		return err;
-	spec_apply_owner(&n, a);
-	err = spec_make_parents(c, &p, &dir, &dir_new);
-	if (!err && !p.name)
-		err = spec_check_free(c, &p, dir);
-	if (!err)
-		err = spec_make(c, dir, dir_new, p.name, p.name_len, &n, &id);
-	if (!err)
-		err = spec_defer_times(c, id, a);
-	return err;
+	return spec_make_at(c, &p, &n, a);
 }
 
 static int spec_run_hardlink(struct spec_ctx *c, const struct spec_line *l,
