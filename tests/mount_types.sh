@@ -57,6 +57,8 @@ script() {
 	# another uid: the owner's rules, the sticky bit, a parent it may not write
 	mkdir open sticky && chmod 777 open && chmod 1777 sticky && mkfifo sticky/rootfifo
 	chmod 666 sticky/rootfifo
+	: >open/suid && chmod 06777 open/suid # a write by another uid drops set-id bits
+	$NOBODY sh -c 'echo x >>open/suid' && st open/suid
 	$NOBODY sh -c 'cd open && mkfifo f && mkfifo f' 2>&1 | sed 's/^[a-z]*: //'
 	$NOBODY sh -c 'cd open && python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"s\")"; echo "bind: $?"'
 	for c in "mknod open/c c 1 3" "mkfifo dir/f" "rm -f sticky/rootfifo" "mv sticky/rootfifo sticky/x" \
