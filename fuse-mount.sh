@@ -219,9 +219,13 @@ case "${1:-}" in
 		die "$mnt: no daemon of ours serves it"
 	echo "$pid"
 	;;
--h | --help | "")
-	sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
-	[ -n "${1:-}" ]
+-h | --help)
+	# the comment block under the first line is the help
+	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
+	;;
+"")
+	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
+	exit 1
 	;;
 *)
 	mount_fs "$@"

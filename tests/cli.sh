@@ -10,6 +10,11 @@ check "chainfsctl --help prints nothing else" test ! -s "$T/help.err"
 for kw in hardlink append fault unmount; do
 	check "chainfsctl's usage names $kw" grep -qw "$kw" "$T/help"
 done
+check "fuse-mount.sh --help exits 0" sh -c "'$FUSE_MOUNT' --help >'$T/fhelp' 2>&1"
+check "fuse-mount.sh --help names its commands" grep -q "fuse-mount.sh -u MOUNTPOINT" "$T/fhelp"
+check "fuse-mount.sh --help prints no script lines" sh -c "! grep -q '^set \|^here=\|()' '$T/fhelp'"
+"$FUSE_MOUNT" >/dev/null 2>&1
+check "fuse-mount.sh without arguments fails" test $? -ne 0
 "$CTL" >/dev/null 2>"$T/err"
 check "no arguments: exit 2" test $? -eq 2
 check "no arguments: the mountpoint is named as missing" grep -q "missing MOUNTPOINT" "$T/err"
