@@ -17,6 +17,9 @@ $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) -lpthread
 $(BUILD)/cfs-probe: $(BUILD)/tests/probe.o
 	$(CC) $(LDFLAGS) -o $@ $^
+BINS += $(BUILD)/cfs-mount-diff
+$(BUILD)/cfs-mount-diff: $(BUILD)/tests/mount_diff.o
+	$(CC) $(LDFLAGS) -o $@ $^
 
 UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec $(BUILD)/test_links $(BUILD)/test_latency
 $(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/fusefs/latency.o
@@ -55,6 +58,7 @@ SHELL_TESTS += tests/mount_sparse.sh
 SHELL_TESTS += tests/demo_output.sh
 SHELL_TESTS += tests/mount_broken.sh
 SHELL_TESTS += tests/mount_types.sh
+SHELL_TESTS += tests/mount_diff.sh
 SHELL_TESTS += tests/mount_inval.sh
 
 # spec: embedded default tree
