@@ -63,7 +63,7 @@ script() {
 	$NOBODY sh -c 'cd open && python3 -c "import socket; socket.socket(socket.AF_UNIX).bind(\"s\")"; echo "bind: $?"'
 	for c in "mknod open/c c 1 3" "mkfifo dir/f" "rm -f sticky/rootfifo" "mv sticky/rootfifo sticky/x" \
 		"chmod 600 sock" "chown 65534 open/f" "touch -h -d @5 sock" "touch -h -d @5 open/f" \
-		"rm -f chr" "ln open/f open/g"; do
+		"rm -f chr" "ln open/f open/g" "chown 0 open/f" "chgrp 0 open/f"; do
 		printf '%s => ' "$c"
 		$NOBODY sh -c "$c" 2>&1 | sed 's/^[a-z]*: //' | tr '\n' ' '
 		echo
