@@ -27,6 +27,7 @@ LIBS_CHECK = $(shell pkg-config --libs check)
 
 # Filled by the modules.
 BINS :=          # installed programs
+TEST_BINS :=     # built with them, for the tests only (never installed)
 UNIT_TESTS :=    # Check suites, run by check-unit (and under sanitizers by check-asan)
 SHELL_TESTS :=   # integration scripts, run by check-integration
 BENCHES :=       # bench programs built by `make bench`
@@ -49,7 +50,7 @@ include tests/module.mk
 -include bench/module.mk
 include tests/fuzz/fuzz.mk
 
-all: $(BINS)
+all: $(BINS) $(TEST_BINS)
 
 deps:
 	sh tools/deps.sh check
@@ -93,6 +94,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 fuse-mount.sh $(DESTDIR)$(PREFIX)/bin/chainfs-mount
 	for m in man/*.1; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done; true
 	for m in man/*.5; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man5/; done; true
 

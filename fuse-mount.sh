@@ -8,6 +8,7 @@
 #                    with COMMAND's status
 #   fuse-mount.sh --pid MOUNTPOINT                      the pid of the daemon serving it
 #
+# Installed by make install as chainfs-mount, it runs the chainfs beside it.
 # Environment: CHAINFS (the binary; default: build/chainfs here, built if needed),
 # CHAINFS_TIMEOUT (seconds to wait for the mount, default 10), CHAINFS_LOG (daemon log;
 # default: in the state directory), CHAINFS_STATE_DIR (where pid and log files live; default
@@ -26,6 +27,11 @@ die() {
 chainfs_bin() {
 	if [ -n "${CHAINFS:-}" ]; then
 		echo "$CHAINFS"
+		return
+	fi
+	# installed (make install: chainfs-mount beside chainfs), not in a source tree
+	if [ ! -d "$here/fusefs" ] && [ -x "$here/chainfs" ]; then
+		echo "$here/chainfs"
 		return
 	fi
 	if [ ! -x "$here/build/chainfs" ] || [ -n "$(find "$here/fusefs" "$here/resolver" \

@@ -8,7 +8,8 @@ CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write
 	paths.o notify.o mt.o control.o fault.o ctlpath.o latency.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 
-BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/cfs-probe $(BUILD)/chainfs-sweep
+BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/chainfs-sweep
+TEST_BINS += $(BUILD)/cfs-probe
 $(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o
@@ -17,7 +18,7 @@ $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) -lpthread
 $(BUILD)/cfs-probe: $(BUILD)/tests/probe.o
 	$(CC) $(LDFLAGS) -o $@ $^
-BINS += $(BUILD)/cfs-mount-diff
+TEST_BINS += $(BUILD)/cfs-mount-diff
 $(BUILD)/cfs-mount-diff: $(BUILD)/tests/mount_diff.o
 	$(CC) $(LDFLAGS) -o $@ $^
 

@@ -23,6 +23,17 @@ mkdir "$T/plain"
 check "a plain directory: exit 2" test $? -eq 2
 check "a plain directory: 'not a chainfs mount'" grep -qx "chainfsctl: not a chainfs mount: $T/plain" "$T/err"
 
+# make install: the programs and chainfs-mount, never the test helpers
+check "make install into a staging dir" sh -c "make -s -C '$ROOT' BUILD='$BUILD' install DESTDIR='$T/inst' PREFIX=/usr >'$T/inst.log' 2>&1"
+for b in chainfs chainfsctl chainfs-sweep chainfs-mount; do
+	check "installed: $b" test -x "$T/inst/usr/bin/$b"
+done
+check "not installed: cfs-probe" test ! -e "$T/inst/usr/bin/cfs-probe"
+mkdir "$T/im"
+check "the installed chainfs-mount mounts with the chainfs beside it" \
+	sh -c "env -u CHAINFS '$T/inst/usr/bin/chainfs-mount' '$T/im' && test -e '$T/im/README'"
+"$T/inst/usr/bin/chainfs-mount" -u "$T/im"
+
 M=$T/mnt
 mount_cfs "$M" -o follow=server || { fail "mount"; finish; exit 1; }
 "$CTL" "$M" >/dev/null 2>"$T/err"
