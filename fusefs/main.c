@@ -93,6 +93,9 @@ static void cfs_usage(const char *prog)
 	       "    --keep-ids             with --materialize: owners (as root) and set-id\n"
 	       "                           bits as SPEC gives them (default: dropped)\n\n",
 	       prog, prog, CFS_SPIN_DEFAULT_US);
+	printf("libfuse's options follow. Of them, clone_fd, max_idle_threads and max_threads\n"
+	       "act only with -o loop=libfuse_mt; chainfs's own loop (the default) is one\n"
+	       "thread and ignores them. default_permissions is always on.\n");
 	fuse_cmdline_help();
 	fuse_lowlevel_help();
 }

@@ -34,6 +34,10 @@ check "the installed chainfs-mount mounts with the chainfs beside it" \
 	sh -c "env -u CHAINFS '$T/inst/usr/bin/chainfs-mount' '$T/im' && test -e '$T/im/README'"
 "$T/inst/usr/bin/chainfs-mount" -u "$T/im"
 
+"$CHAINFS" --help >"$T/chelp" 2>&1
+check "chainfs --help says which loop libfuse's thread options act on" \
+	grep -q "^act only with -o loop=libfuse_mt" "$T/chelp"
+
 M=$T/mnt
 mount_cfs "$M" -o follow=server || { fail "mount"; finish; exit 1; }
 "$CTL" "$M" >/dev/null 2>"$T/err"
