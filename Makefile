@@ -95,6 +95,10 @@ install: all
 		$(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 755 $(BINS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 755 fuse-mount.sh $(DESTDIR)$(PREFIX)/bin/chainfs-mount
+	install -d $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+	install -m 644 tools/completion.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/chainfsctl
+	ln -sf chainfsctl $(DESTDIR)$(PREFIX)/share/bash-completion/completions/chainfs
 	for m in man/*.1; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done; true
 	for m in man/*.5; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man5/; done; true
 

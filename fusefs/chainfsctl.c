@@ -172,18 +172,40 @@ static int print_reply(const char *cmd, JsonObject *o)
 	return 0;
 }
 
-static const char cfs_usage_text[] =
-	"usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
-	"commands: ping, stats [reset], limits [nest=N] [total=N],\n"
-	"  mode kernel|collapse|server, resolve [nofollow] PATH, dump,\n"
-	"  chain|nest|loop|tree|wide|deep|dir|file|link|hardlink|append ... (spec lines),\n"
-	"  fault add|list|clear, unmount   (see chainfsctl(1))\n";
+/* The commands, for the usage text and for completion (--commands): one table. */
+static const char *const cfs_commands[][2] = {
+	{"ping", ""},
+	{"stats", "[reset]"},
+	{"limits", "[nest=N] [total=N]"},
+	{"mode", "kernel|collapse|server"},
+	{"resolve", "[nofollow] PATH"},
+	{"dump", ""},
+	{"drop", "(the mount's kernel caches, for cold runs)"},
+	{"fault", "add|list|clear"},
+	{"unmount", ""},
+};
+/* spec lines run at runtime (chainfs-spec(5)) */
+static const char *const cfs_spec_words[] = {"dir",	 "file",   "append", "truncate", "link",
+					     "hardlink", "fifo",   "socket", "dev",	 "chain",
+					     "nest",	 "loop",   "tree",   "wide",	 "deep"};
+
+static void print_usage(FILE *f)
+{
+	fprintf(f, "usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
+		   "commands:\n");
+	for (size_t i = 0; i < sizeof(cfs_commands) / sizeof(cfs_commands[0]); i++)
+		fprintf(f, "  %s %s\n", cfs_commands[i][0], cfs_commands[i][1]);
+	fprintf(f, "  spec lines:");
+	for (size_t i = 0; i < sizeof(cfs_spec_words) / sizeof(cfs_spec_words[0]); i++)
+		fprintf(f, " %s", cfs_spec_words[i]);
+	fprintf(f, "\n(see chainfsctl(1) and chainfs-spec(5))\n");
+}
 
 static int usage(const char *why)
 {
 	if (why)
 		fprintf(stderr, "chainfsctl: %s\n", why);
-	fputs(cfs_usage_text, stderr);
+	print_usage(stderr);
 	return 2;
 }
 
@@ -240,7 +262,14 @@ int main(int argc, char **argv)
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			fputs(cfs_usage_text, stdout);
+			print_usage(stdout);
+			return 0;
+		}
+		if (strcmp(argv[i], "--commands") == 0) { /* one a line, for completion */
+			for (size_t k = 0; k < sizeof(cfs_commands) / sizeof(cfs_commands[0]); k++)
+				puts(cfs_commands[k][0]);
+			for (size_t k = 0; k < sizeof(cfs_spec_words) / sizeof(cfs_spec_words[0]); k++)
+				puts(cfs_spec_words[k]);
 			return 0;
 		}
 		if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)

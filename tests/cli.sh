@@ -29,6 +29,14 @@ for b in chainfs chainfsctl chainfs-sweep chainfs-mount; do
 	check "installed: $b" test -x "$T/inst/usr/bin/$b"
 done
 check "not installed: cfs-probe" test ! -e "$T/inst/usr/bin/cfs-probe"
+comp=$T/inst/usr/share/bash-completion/completions
+check "installed: bash completion for both" test -s "$comp/chainfsctl" -a -e "$comp/chainfs"
+if command -v bash >/dev/null; then
+	words=$(PATH="$T/inst/usr/bin:$PATH" bash -c ". '$comp/chainfsctl'; COMP_WORDS=(chainfsctl /mnt \"\"); COMP_CWORD=2; _chainfsctl; echo \"\${COMPREPLY[*]}\"")
+	check "chainfsctl completes its commands ($words)" sh -c "echo '$words' | grep -qw drop && echo '$words' | grep -qw hardlink"
+	opts=$(PATH="$T/inst/usr/bin:$PATH" bash -c ". '$comp/chainfsctl'; COMP_WORDS=(chainfs -o f); COMP_CWORD=2; _chainfs; echo \"\${COMPREPLY[*]}\"")
+	check "chainfs completes -o options ($opts)" sh -c "echo '$opts' | grep -qw follow="
+fi
 mkdir "$T/im"
 check "the installed chainfs-mount mounts with the chainfs beside it" \
 	sh -c "env -u CHAINFS '$T/inst/usr/bin/chainfs-mount' '$T/im' && test -e '$T/im/README'"

@@ -1,0 +1,32 @@
+# bash completion for chainfs and chainfsctl (installed by make install). The words come from
+# the programs' own --help, so the completion cannot drift from what they accept.
+
+_chainfsctl() {
+	local cur=${COMP_WORDS[COMP_CWORD]} i words nonopt=0
+	for ((i = 1; i < COMP_CWORD; i++)); do
+		case ${COMP_WORDS[i]} in
+		-s) ((i++)); nonopt=1 ;; # -s SOCKET stands for the mountpoint
+		-*) ;;
+		*) ((nonopt++)) ;;
+		esac
+	done
+	if ((nonopt == 0)); then
+		COMPREPLY=($(compgen -d -- "$cur") $(compgen -W "-s --json --help" -- "$cur"))
+	elif ((nonopt == 1)); then
+		words=$(chainfsctl --commands 2>/dev/null)
+		COMPREPLY=($(compgen -W "$words" -- "$cur"))
+	fi
+}
+complete -F _chainfsctl chainfsctl
+
+_chainfs() {
+	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD - 1]} opts
+	if [[ $prev == -o ]]; then
+		opts=$(chainfs --help 2>/dev/null | grep -o -- '-o [a-z_]*=\?' | sed 's/^-o //' | sort -u)
+		compopt -o nospace 2>/dev/null
+		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+		return
+	fi
+	COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "-o -f -d --help --version --materialize" -- "$cur"))
+}
+complete -F _chainfs chainfs
