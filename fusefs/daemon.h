@@ -112,6 +112,10 @@ ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, 
 /* Server mode: does a walk that failed with ERR show its link as a link (a dangling link, a
  * loop, one past the limits or one CRED may not follow), rather than fail the lookup? */
 bool cfs_shows_as_link(int err);
+/* Collapse mode: the end of LINK's whole chain, walked for CRED (NULL: no permission checks),
+ * as cfs_answer_path spells it, into OUT; the length, or the walk's -errno. */
+ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
+		     char *out);
 /* Server mode: what readlink answers for LINK, into OUT (RS_PATH_MAX bytes): when it resolves
  * (for CRED; NULL: no permission checks), the path to its end (cfs_answer_path); when broken
  * (cfs_shows_as_link), something the kernel's walk fails on with the same errno: the target

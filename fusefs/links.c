@@ -75,8 +75,8 @@ bool cfs_shows_as_link(int err)
 	       err == -ENAMETOOLONG;
 }
 
-ssize_t cfs_server_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
-			  char *out)
+ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
+		     char *out)
 {
 	struct rs_ctx ctx = {.ops = &cfs_tree_rs_ops, .tree = d->tree, .root = CFS_ROOT,
 			     .limits = d->opts.limits, .cred = cred};
@@ -84,21 +84,27 @@ ssize_t cfs_server_answer(const struct cfs_daemon *d, const struct rs_cred *cred
 	const char *nm;
 	size_t len;
 	struct rs_result res;
-	bool dependent;
 
 	cfs_tree_name(d->tree, link, &nm, &len);
 	memcpy(name, nm, len);
 	name[len] = '\0';
 	int err = rs_resolve(&ctx, cfs_tree_parent(d->tree, link), name, RS_FOLLOW, &res);
-	if (!err)
-		return cfs_answer_path(d, link, (uint32_t)res.node, out);
-	if (!cfs_shows_as_link(err))
-		return err;
+	return err ? err : cfs_answer_path(d, link, (uint32_t)res.node, out);
+}
+
+ssize_t cfs_server_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
+			  char *out)
+{
+	bool dependent;
+	ssize_t n = cfs_link_end(d, cred, link, out);
+
+	if (n >= 0 || !cfs_shows_as_link((int)n))
+		return n;
 	/* broken: its target (made safe), which fails for the kernel as it failed here; but a
 	 * link past the limits may well resolve for the kernel a link further on, so those
 	 * answer themselves: the kernel loops until its own limit, ELOOP */
-	return err == -ELOOP ? cfs_mount_path(d, link, out)
-			     : cfs_inroot_answer(d, link, out, &dependent);
+	return n == -ELOOP ? cfs_mount_path(d, link, out)
+			   : cfs_inroot_answer(d, link, out, &dependent);
 }
 
 void cfs_links_note(const struct cfs_daemon *d, uint32_t link)

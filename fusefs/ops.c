@@ -117,8 +117,9 @@ int cfs_fault_errno(struct cfs_daemon *d, enum cfs_op op, fuse_ino_t ino, const 
 	return -err;
 }
 
-/* A link's size is the length of what readlink answers (kernel mode may rewrite it; server
- * mode shows only broken links as links, with answers of their own). */
+/* A link's size is the length of what readlink answers, as tools size their buffers by it:
+ * kernel mode may rewrite the target, collapse answers the chain's end (a walk per stat),
+ * server mode shows only broken links as links, with answers of their own. */
 static size_t cfs_link_size(const struct cfs_daemon *d, uint32_t node, size_t stored)
 {
 	char buf[RS_PATH_MAX];
@@ -126,8 +127,8 @@ static size_t cfs_link_size(const struct cfs_daemon *d, uint32_t node, size_t st
 	ssize_t n;
 
 	if (d->opts.follow == CFS_FOLLOW_COLLAPSE)
-		return stored;
-	if (d->opts.follow == CFS_FOLLOW_SERVER)
+		n = cfs_link_end(d, NULL, node, buf);
+	else if (d->opts.follow == CFS_FOLLOW_SERVER)
 		n = cfs_server_answer(d, NULL, node, buf);
 	else
 		n = cfs_kernel_target(d, node, buf, &dependent);
