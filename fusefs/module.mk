@@ -61,6 +61,7 @@ SHELL_TESTS += tests/mount_broken.sh
 SHELL_TESTS += tests/mount_types.sh
 SHELL_TESTS += tests/mount_diff.sh
 SHELL_TESTS += tests/mount_inval.sh
+SHELL_TESTS += tests/control_dump.sh
 
 # spec: embedded default tree
 # fusefs/default.spec becomes a C string of \xHH escapes (od + sed: coreutils, no xxd), so
