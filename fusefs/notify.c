@@ -56,6 +56,11 @@ static int cfs_inval_send(struct fuse_session *se, const struct cfs_inval *iv)
 	return fuse_lowlevel_notify_inval_inode(se, iv->ino, 0, 0);
 }
 
+int cfs_notify_attrs_now(struct fuse_session *se, fuse_ino_t ino)
+{
+	return se ? fuse_lowlevel_notify_inval_inode(se, ino, -1, 0) : 0;
+}
+
 /* Queued before the kernel forgot the nodeid it names? Called with the lock held. */
 static bool cfs_inval_stale(struct cfs_notifier *n, const struct cfs_inval *iv)
 {

@@ -32,6 +32,13 @@ void cfs_notifier_stop(struct cfs_notifier *n);
 void cfs_notify_entry(struct cfs_notifier *n, fuse_ino_t parent, const char *name, size_t len);
 void cfs_notify_inode(struct cfs_notifier *n, fuse_ino_t ino);
 
+/* INO's attributes only, sent now from the calling thread, so that a reply sent after it
+ * finds the kernel's copy gone. Safe in the middle of a request: for a negative offset the
+ * kernel takes no inode or page lock (fuse_reverse_inval_inode drops the attributes and
+ * stops), so none of the waits the queue exists for can happen. 0 or -errno (-ENOENT: the
+ * kernel holds no such inode, nothing was cached). */
+int cfs_notify_attrs_now(struct fuse_session *se, fuse_ino_t ino);
+
 /* The kernel forgot INO (its lookup count is back to 0): what is queued for it is dropped. */
 void cfs_notify_forgotten(struct cfs_notifier *n, fuse_ino_t ino);
 

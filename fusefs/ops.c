@@ -658,7 +658,7 @@ static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (cfs_tree_kind(d->tree, node) == RS_DIR)
 		return cfs_reply_err(req, -EISDIR);
 	if (fi->flags & O_TRUNC) {
-		int err = cfs_tree_truncate(d->tree, node, 0);
+		int err = cfs_truncate_by(req, d, ino, node, 0);
 		if (err)
 			return cfs_reply_err(req, err);
 		cfs_node_changed(d, node, ino);

@@ -22,7 +22,8 @@ void cfs_nodeid_path(const struct cfs_daemon *d, fuse_ino_t ino, const char *nam
 /* An injected errno for OP on INO (+ NAME), or 0. Cheap when no fault is set. */
 int cfs_fault_errno(struct cfs_daemon *d, enum cfs_op op, fuse_ino_t ino, const char *name);
 
-/* Credentials of the caller, for the resolver's search-permission checks. */
+/* Credentials of the caller, for the resolver's search-permission checks and set-id
+ * rules; NULL for root, who may search everything and keeps set-id bits. */
 struct cfs_cred {
 	struct rs_cred cred;
 	gid_t groups[64];
@@ -57,6 +58,10 @@ void cfs_invalidate_all(struct cfs_daemon *d);
 void cfs_line_applied(struct cfs_daemon *d, const char *line);
 
 /* After NODE's content or attributes changed: drop other nodeids' caches of it. */
+/* Set-id bits dropped by a write, or a truncate to SIZE, by the request's caller. */
+void cfs_drop_setid(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node);
+int cfs_truncate_by(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node,
+		    uint64_t size);
 void cfs_node_changed(struct cfs_daemon *d, uint32_t node, fuse_ino_t except);
 
 /*

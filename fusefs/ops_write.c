@@ -273,6 +273,30 @@ static int cfs_setattr_times(struct cfs_daemon *d, uint32_t node, const struct s
 	return cfs_tree_set_times(d->tree, node, a, m, &now);
 }
 
+/* The kernel's FUSE code drops set-uid, and set-gid from group-executable files, before a
+ * write or truncate, but keeps set-gid on a file without group execute, which tmpfs drops
+ * when the caller is outside the file's group. The whole rule is applied here again (once
+ * done it changes nothing), so the answers are tmpfs's whichever way the kernel asked. The
+ * kernel's copy of the mode goes before the reply: a write or an open invalidates only size
+ * and times, so `stat -c %a` would keep showing the old bits. */
+void cfs_drop_setid(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node)
+{
+	struct cfs_cred c;
+
+	if (cfs_tree_drop_setid(d->tree, node, cfs_req_cred(req, d, &c)))
+		cfs_notify_attrs_now(d->se, ino);
+}
+
+int cfs_truncate_by(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node,
+		    uint64_t size)
+{
+	int err = cfs_tree_truncate(d->tree, node, size);
+
+	if (!err)
+		cfs_drop_setid(req, d, ino, node);
+	return err;
+}
+
 static void cfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 			struct fuse_file_info *fi)
 {
@@ -289,7 +313,7 @@ static void cfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 				     (to_set & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1,
 				     (to_set & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1);
 	if (!err && (to_set & FUSE_SET_ATTR_SIZE))
-		err = cfs_tree_truncate(d->tree, node, (uint64_t)attr->st_size);
+		err = cfs_truncate_by(req, d, ino, node, (uint64_t)attr->st_size);
 	if (!err)
 		err = cfs_setattr_times(d, node, attr, to_set);
 	if (err)
@@ -307,6 +331,7 @@ static void cfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	ssize_t n;
 
 	cfs_count(d, CFS_OP_write);
+	cfs_drop_setid(req, d, ino, node);
 	n = cfs_tree_write(d->tree, node, buf, size, off);
 	if (n < 0)
 		return cfs_reply_err(req, (int)n);

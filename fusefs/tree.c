@@ -2411,6 +2411,22 @@ int cfs_tree_chmod(struct cfs_tree *t, uint32_t id, mode_t mode)
 	return 0;
 }
 
+bool cfs_tree_drop_setid(struct cfs_tree *t, uint32_t id, const struct rs_cred *cred)
+{
+	struct cfs_node *n = nd(t, id);
+	unsigned mode = n->mode;
+
+	if (!cred || !S_ISREG(mode))
+		return false;
+	mode &= ~(unsigned)S_ISUID;
+	if ((mode & S_IXGRP) || !cred_in_group(cred, n->gid))
+		mode &= ~(unsigned)S_ISGID;
+	if (mode == n->mode)
+		return false;
+	cfs_tree_chmod(t, id, mode & 07777);
+	return true;
+}
+
 int cfs_tree_chown(struct cfs_tree *t, uint32_t id, uid_t uid, gid_t gid)
 {
 	struct cfs_node *n = nd(t, id);

@@ -22,6 +22,7 @@
 #include "rs.h"
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -140,6 +141,11 @@ int cfs_tree_next_written(const struct cfs_tree *t, uint32_t id, uint64_t off, u
  * the int64-nanosecond range (1677..2262; beyond, clamped); -EINVAL for a bad tv_nsec.
  * Links are always 0777: chmod on one is -EOPNOTSUPP. */
 int cfs_tree_chmod(struct cfs_tree *t, uint32_t id, mode_t mode);
+/* A write or truncate of ID by CRED (NULL: root, who keeps them) drops set-id bits as the
+ * kernel does on tmpfs (setattr_should_drop_suidgid): set-uid always, set-gid when the file
+ * is group-executable or CRED is outside its group. Only regular files. True if the
+ * mode changed. */
+bool cfs_tree_drop_setid(struct cfs_tree *t, uint32_t id, const struct rs_cred *cred);
 int cfs_tree_chown(struct cfs_tree *t, uint32_t id, uid_t uid, gid_t gid);
 int cfs_tree_set_times(struct cfs_tree *t, uint32_t id, const struct timespec *atime,
 		       const struct timespec *mtime, const struct timespec *ctime);

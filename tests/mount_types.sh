@@ -26,6 +26,30 @@ bind_sock() { # bind_sock PATH: a unix socket bound on the mount (python3 is in 
 	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"
 }
 
+# setid: set-id bits after a write, truncate or open(O_TRUNC) by uid 65534, outside the
+# file's group or inside it, and after root's chown and chgrp. tmpfs drops set-uid always and
+# set-gid when the file is group-executable or the writer is outside its group; root keeps
+# both when writing. (The kernel's FUSE code alone keeps set-gid on 02666: chainfs drops it.)
+setid() {
+	mkdir setid && chmod 777 setid
+	for m in 2666 2676 4666 6666 6676 2777 4777; do
+		for how in write trunc otrunc ingroup chown chgrp root; do
+			f=setid/$m.$how
+			: >"$f" && chmod "$m" "$f"
+			case $how in
+			write) $NOBODY sh -c "echo x >>$f" ;;
+			trunc) $NOBODY truncate -s 5 "$f" ;;
+			otrunc) $NOBODY sh -c "echo y >$f" ;;
+			ingroup) setpriv --reuid=65534 --regid=65534 --groups=0 sh -c "echo x >>$f" ;;
+			chown) chown 65534 "$f" ;;
+			chgrp) chgrp 65534 "$f" ;;
+			root) echo x >>"$f" ;;
+			esac
+			echo "$m $how => $(stat -c %a "$f")" # the mode alone: no size asked
+		done
+	done
+}
+
 # script ROOT LINKS: the same steps on any filesystem; LINKS=no leaves links out
 script() {
 	cd "$1" || return 1
@@ -70,6 +94,7 @@ script() {
 		echo
 	done
 	st open/f open/s open/g sticky/rootfifo
+	setid
 }
 
 R=$T/ref
@@ -102,6 +127,20 @@ for mode in kernel collapse server; do
 	check "$mode: dump writes a dev line" grep -q '^dev /blk c 1 3 ' "$T/dump.spec"
 	unmount_cfs "$M"
 done
+check "tmpfs drops set-gid on 02666 written by an outsider" grep -q "^2666 write => 666$" "$T/out.tmpfs"
+check "... and keeps it for a member of the group" grep -q "^2666 ingroup => 2666$" "$T/out.tmpfs"
+# open(O_TRUNC) handed to the daemon in OPEN (atomic_o_trunc) rather than as a SETATTR
+umount "$R" && mount -t tmpfs -o mode=755 chainfs-ref "$R" || fail "fresh tmpfs"
+(cd "$R" && setid) >"$T/setid.tmpfs" 2>&1
+M=$T/m-opens
+if mount_cfs "$M" -o allow_other,opens=answer "$T/empty.spec"; then
+	chmod 755 "$M"
+	(cd "$M" && setid) >"$T/setid.opens" 2>&1
+	same_output "opens=answer: set-id bits as on tmpfs" "$T/setid.tmpfs" "$T/setid.opens"
+	unmount_cfs "$M"
+else
+	fail "mount opens=answer"
+fi
 C=$T/copy
 mkdir "$C"
 check "materialize the dump" "$CHAINFS" --materialize --keep-ids "$T/dump.spec" "$C"

@@ -1827,6 +1827,52 @@ START_TEST(test_chown_minus_one_keeps_a_field)
 }
 END_TEST
 
+/* mode before, the writer's groups (primary 5, or 1000 = the file's, plus 1000 as a
+ * supplementary one), mode after: tmpfs's setattr_should_drop_suidgid */
+static const struct {
+	unsigned before;
+	gid_t gid;
+	bool supplementary;
+	unsigned after;
+} drop_cases[] = {
+	{02666, 5, false, 0666},     /* outside the group, no group execute: dropped */
+	{02666, 1000, false, 02666}, /* inside it: kept */
+	{02666, 5, true, 02666},     /* inside it by a supplementary group: kept */
+	{02676, 1000, false, 0676},  /* group-executable: dropped even for a member */
+	{04666, 1000, false, 0666},  /* set-uid: always dropped */
+	{06676, 5, true, 0676},
+	{0666, 5, false, 0666},      /* nothing to drop */
+};
+
+START_TEST(test_write_drops_setid_bits_as_tmpfs)
+{
+	uint32_t f = mkf(T, CFS_ROOT, "f");
+	gid_t extra = 1000;
+	struct rs_cred writer = {1234, drop_cases[_i].gid, NULL, 0};
+
+	if (drop_cases[_i].supplementary)
+		writer = (struct rs_cred){1234, drop_cases[_i].gid, &extra, 1};
+	ck_assert_int_eq(cfs_tree_chmod(T, f, drop_cases[_i].before), 0);
+	ck_assert(cfs_tree_drop_setid(T, f, &writer) ==
+		  (drop_cases[_i].before != drop_cases[_i].after));
+	ck_assert_uint_eq(st_of(T, f).st_mode & 07777, drop_cases[_i].after);
+}
+END_TEST
+
+START_TEST(test_root_and_non_files_keep_setid_bits)
+{
+	uint32_t f = mkf(T, CFS_ROOT, "f"), d = mkd(T, CFS_ROOT, "d");
+	struct rs_cred other = {1234, 5, NULL, 0};
+
+	cfs_tree_chmod(T, f, 06777);
+	cfs_tree_chmod(T, d, 02777);
+	ck_assert(!cfs_tree_drop_setid(T, f, NULL)); /* root */
+	ck_assert(!cfs_tree_drop_setid(T, d, &other));
+	ck_assert_uint_eq(st_of(T, f).st_mode & 07777, 06777);
+	ck_assert_uint_eq(st_of(T, d).st_mode & 07777, 02777);
+}
+END_TEST
+
 START_TEST(test_set_times_sets_exactly_and_null_leaves)
 {
 	uint32_t f = mkf(T, CFS_ROOT, "f");
@@ -2489,6 +2535,9 @@ static Suite *tree_suite(void)
 	tc = tcase(s, "attributes");
 	tcase_add_test(tc, test_chmod_keeps_kind_and_stamps_ctime);
 	tcase_add_test(tc, test_chown_minus_one_keeps_a_field);
+	tcase_add_loop_test(tc, test_write_drops_setid_bits_as_tmpfs, 0,
+			    (int)(sizeof(drop_cases) / sizeof(drop_cases[0])));
+	tcase_add_test(tc, test_root_and_non_files_keep_setid_bits);
 	tcase_add_test(tc, test_set_times_sets_exactly_and_null_leaves);
 	tcase_add_test(tc, test_set_times_beyond_int64_ns_are_clamped);
 	tcase_add_test(tc, test_writes_stamp_mtime_and_ctime);
