@@ -18,7 +18,9 @@ $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) -lpthread
 $(BUILD)/cfs-probe: $(BUILD)/tests/probe.o
 	$(CC) $(LDFLAGS) -o $@ $^
-TEST_BINS += $(BUILD)/cfs-mount-diff
+TEST_BINS += $(BUILD)/cfs-mount-diff $(BUILD)/cfs-fsops
+$(BUILD)/cfs-fsops: $(BUILD)/tests/fsops.o
+	$(CC) $(LDFLAGS) -o $@ $^
 $(BUILD)/cfs-mount-diff: $(BUILD)/tests/mount_diff.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
@@ -59,6 +61,7 @@ SHELL_TESTS += tests/mount_sparse.sh
 SHELL_TESTS += tests/demo_output.sh
 SHELL_TESTS += tests/mount_broken.sh
 SHELL_TESTS += tests/mount_types.sh
+SHELL_TESTS += tests/mount_fsops.sh
 SHELL_TESTS += tests/mount_diff.sh
 SHELL_TESTS += tests/mount_inval.sh
 SHELL_TESTS += tests/control_dump.sh
