@@ -671,7 +671,7 @@ static char *cmd_limits(struct cfs_control *c, const char *args)
 	}
 	if (l.max_nest != c->d->opts.limits.max_nest || l.max_total != c->d->opts.limits.max_total) {
 		c->d->opts.limits = l;
-		cfs_invalidate_all(c->d);
+		cfs_coherence_everything(c->d);
 	}
 	return cfs_limits_reply(c);
 }
@@ -682,7 +682,7 @@ static char *cmd_mode(struct cfs_control *c, const char *args)
 		if (strcmp(args, cfs_mode_names[m]) == 0) {
 			if (c->d->opts.follow != (enum cfs_follow)m) {
 				c->d->opts.follow = (enum cfs_follow)m;
-				cfs_invalidate_all(c->d);
+				cfs_coherence_everything(c->d);
 			}
 			JsonBuilder *b = cfs_json_ok();
 			cfs_json_str(b, "mode", cfs_mode_names[m], -1);
@@ -874,28 +874,6 @@ static char *cmd_unmount(struct cfs_control *c, const char *args)
 	return cfs_json_finish(cfs_json_ok());
 }
 
-static void cfs_drop_node(void *data, uint32_t id)
-{
-	struct cfs_daemon *d = data;
-	const char *name;
-	size_t len;
-
-	if (id != CFS_ROOT) { /* the name first: the kernel forgets the dentry and below */
-		cfs_tree_name(d->tree, id, &name, &len);
-		cfs_notify_entry(d->notifier, cfs_tree_parent(d->tree, id), name, len);
-	}
-	cfs_notify_inode(d->notifier, id);
-}
-
-static void cfs_drop_path(void *data, uint64_t parent, const char *name, size_t len,
-			  uint64_t nodeid, uint32_t target)
-{
-	struct cfs_daemon *d = data;
-
-	cfs_notify_entry(d->notifier, parent, name, len);
-	cfs_notify_inode(d->notifier, nodeid);
-}
-
 /* Cold, for experiments: the kernel forgets every name, attribute, link body, listing and
  * page it holds for this mount, and asks again. */
 static char *cmd_drop(struct cfs_control *c, const char *args)
@@ -904,9 +882,7 @@ static char *cmd_drop(struct cfs_control *c, const char *args)
 
 	if (*args)
 		return cfs_json_error("usage: drop");
-	cfs_paths_each(d->paths, cfs_drop_path, d);
-	cfs_tree_each_referenced(d->tree, cfs_drop_node, d);
-	cfs_notify_inode(d->notifier, CFS_ROOT); /* never counted, always cached */
+	cfs_coherence_drop(d);
 	return cfs_json_finish(cfs_json_ok());
 }
 
@@ -925,7 +901,10 @@ static char *cmd_generate(struct cfs_control *c, const char *line)
 		return e;
 	}
 	cfs_tree_stats(c->d->tree, &after);
-	cfs_line_applied(c->d, line);
+	/* until the tree records what a line touched: everything the kernel holds */
+	c->d->changes.overflow = true;
+	c->d->changes.names = true;
+	cfs_coherence_flush(c->d);
 	b = cfs_json_ok();
 	cfs_json_int(b, "nodes_added", (int64_t)(after.nodes - before.nodes));
 	return cfs_json_finish(b);

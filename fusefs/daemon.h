@@ -8,6 +8,7 @@
 #define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
+#include "coherence.h"
 #include "inroot.h"
 #include "latency.h"
 #include "rs.h"
@@ -95,6 +96,8 @@ struct cfs_daemon {
 	struct cfs_linkset *answered;  /* kernel mode: links whose answer depends on the tree */
 	bool cache_symlinks;           /* the kernel keeps link bodies (negotiated at init) */
 	bool unmount_requested;        /* by the control socket */
+	struct cfs_changes changes;    /* what the tree changed since the last flush */
+	struct cfs_coherence coh;      /* coherence.c's own state */
 	uint64_t ops[CFS_OP_MAX];
 	struct cfs_walk_stats walk;
 	struct cfs_hist op_ns[CFS_OP_MAX + 1]; /* our time per request; [CFS_OP_MAX]: others */

@@ -4,7 +4,7 @@ CFS_LIB := $(BUILD)/libchainfs.a
 $(CFS_LIB): $(CFS_CORE_OBJS)
 	$(AR) rcs $@ $^
 
-CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o links.o \
+CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o coherence.o links.o \
 	paths.o notify.o mt.o control.o fault.o ctlpath.o latency.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 

@@ -311,47 +311,11 @@ static struct {
 	enum cfs_opens how;
 	bool skip_open, skip_opendir; /* decided at INIT, from what the kernel offers */
 	bool listings_kept;           /* an OPENDIR was answered ENOSYS */
-	GArray *resolved;             /* fuse_ino_t of kept listings that show resolved links */
 } cfs_opening;
 
 void cfs_set_opens(enum cfs_opens how)
 {
 	cfs_opening.how = how;
-}
-
-/* A listing served to a kernel that keeps it, which shows links followed (server mode) or
- * was reached through a link: no request the kernel sees tells it when that goes stale. */
-static void cfs_note_listing(const struct cfs_daemon *d, fuse_ino_t ino)
-{
-	GArray *a = cfs_opening.resolved;
-
-	if (!cfs_opening.listings_kept ||
-	    (d->opts.follow != CFS_FOLLOW_SERVER && !cfs_is_path_id(ino)))
-		return;
-	if (!a)
-		a = cfs_opening.resolved = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t));
-	/* a big directory comes in several READDIRs in a row */
-	if (a->len && g_array_index(a, fuse_ino_t, a->len - 1) == ino)
-		return;
-	g_array_append_val(a, ino);
-}
-
-void cfs_drop_resolved_listings(struct cfs_daemon *d)
-{
-	GArray *a = cfs_opening.resolved;
-
-	/* each listing served costs at most one invalidation: they are forgotten once sent */
-	for (guint i = 0; a && i < a->len; i++)
-		cfs_notify_inode(d->notifier, g_array_index(a, fuse_ino_t, i));
-	if (a)
-		g_array_set_size(a, 0);
-}
-
-void cfs_ops_end(void)
-{
-	if (cfs_opening.resolved)
-		g_array_free(cfs_opening.resolved, TRUE);
-	cfs_opening.resolved = NULL;
 }
 
 static void cfs_init_opens(struct cfs_daemon *d, struct fuse_conn_info *conn)
@@ -601,7 +565,7 @@ static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	uint32_t child;
 
 	cfs_count(d, plus ? CFS_OP_readdirplus : CFS_OP_readdir);
-	cfs_note_listing(d, ino);
+	cfs_coherence_listing(d, ino, cfs_opening.listings_kept);
 	b.buf = malloc(size);
 	/* the smallest plus entry takes a little over 128 bytes: a bound on one reply */
 	b.added = plus ? malloc((size / 128 + 1) * sizeof(*b.added)) : NULL;
@@ -661,7 +625,9 @@ static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		int err = cfs_truncate_by(req, d, ino, node, 0);
 		if (err)
 			return cfs_reply_err(req, err);
-		cfs_node_changed(d, node, ino);
+		cfs_changes_node(d->tree, &d->changes, node);
+		cfs_coherence_covered(d, ino);
+		cfs_coherence_flush(d);
 	}
 	/* content changes only through writes, which invalidate the other nodeids' pages */
 	fi->keep_cache = 1;

@@ -48,21 +48,10 @@ void cfs_ref_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
 /* Drop an uncounted path entry made for a reply that could not be sent. */
 void cfs_drop_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
 
-/* After a name was added, removed, replaced or moved: make the kernel forget what may now
- * resolve differently (the request's own name it knows about already). */
-void cfs_namespace_changed(struct cfs_daemon *d);
-/* After the mode or the limits changed: the kernel forgets every name and link body it
- * holds, and every listing (a link's kind depends on the mode). */
-void cfs_invalidate_all(struct cfs_daemon *d);
-/* After a spec line was applied at runtime: the listings along its path are stale. */
-void cfs_line_applied(struct cfs_daemon *d, const char *line);
-
-/* After NODE's content or attributes changed: drop other nodeids' caches of it. */
 /* Set-id bits dropped by a write, or a truncate to SIZE, by the request's caller. */
 void cfs_drop_setid(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node);
 int cfs_truncate_by(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node,
 		    uint64_t size);
-void cfs_node_changed(struct cfs_daemon *d, uint32_t node, fuse_ino_t except);
 
 /*
  * -o opens=: what chainfs does with OPEN and OPENDIR, which carry nothing it needs.
@@ -75,11 +64,6 @@ void cfs_node_changed(struct cfs_daemon *d, uint32_t node, fuse_ino_t except);
  */
 enum cfs_opens { CFS_OPENS_SKIP, CFS_OPENS_ANSWER };
 void cfs_set_opens(enum cfs_opens how);
-/* After a change that may alter how links resolve: the listings the kernel keeps that show
- * links as their targets (server mode) or were reached through a link are dropped. */
-void cfs_drop_resolved_listings(struct cfs_daemon *d);
-/* Free what the operations kept for the session (after it ended). */
-void cfs_ops_end(void);
 
 /* The operations that change the tree (ops_write.c), added to a table. */
 void cfs_add_write_ops(struct fuse_lowlevel_ops *ops);

@@ -1,78 +1,21 @@
 /*
  * The FUSE operations that change the tree, as tmpfs behaves. With default_permissions the
  * kernel checks permissions and the sticky bit before a request reaches us; what is left
- * here is ownership of new nodes, the namespace rules (in the tree) and telling the kernel
- * what its caches no longer know.
+ * here is ownership of new nodes and the namespace rules (in the tree). What the kernel's
+ * caches no longer know is coherence.c's: the tree records each change, a handler only says
+ * which nodeids its reply covers, and flushes before replying.
  */
 #include "ops.h"
-#include "notify.h"
-#include "paths.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-struct cfs_inval_ctx {
-	struct cfs_daemon *d;
-	uint32_t node;
-	fuse_ino_t except;
-};
-
-static void cfs_inval_path_entry(void *data, uint64_t parent, const char *name, size_t len,
-				 uint64_t nodeid, uint32_t target)
+/* What the tree changed, until it records changes itself. */
+static void cfs_changed(struct cfs_daemon *d, uint32_t node)
 {
-	struct cfs_inval_ctx *c = data;
-
-	cfs_notify_entry(c->d->notifier, parent, name, len);
-}
-
-static void cfs_inval_link_body(void *data, uint32_t id)
-{
-	struct cfs_daemon *d = data;
-
-	if (cfs_tree_kind(d->tree, id) == RS_LINK)
-		cfs_notify_inode(d->notifier, id);
-}
-
-void cfs_namespace_changed(struct cfs_daemon *d)
-{
-	/* Any mode: a kept listing that shows links followed, or was reached through one, may
-	 * now be wrong, and the kernel saw no request in that directory. */
-	cfs_drop_resolved_listings(d);
-	/* Kernel mode: the kernel sees links as links and follows them itself, so the request
-	 * it sent is all it needs to know, but for answers that depend on where a link is or
-	 * on other links (targets rewritten to stay in the mount): those are dropped. Collapse:
-	 * readlink's answer depends on every link of the chain, so bodies the kernel keeps
-	 * (when the mount began in kernel mode and negotiated cached links) are dropped.
-	 * Server mode: any path through a link may now end elsewhere. */
-	cfs_links_changed(d);
-	if (d->opts.follow == CFS_FOLLOW_COLLAPSE && d->cache_symlinks)
-		cfs_tree_each_referenced(d->tree, cfs_inval_link_body, d);
-	if (d->opts.follow != CFS_FOLLOW_SERVER || !d->paths)
-		return;
-	struct cfs_inval_ctx c = {d, 0, 0};
-	cfs_paths_each(d->paths, cfs_inval_path_entry, &c);
-}
-
-static void cfs_inval_same_target(void *data, uint64_t parent, const char *name, size_t len,
-				  uint64_t nodeid, uint32_t target)
-{
-	struct cfs_inval_ctx *c = data;
-
-	if (target == c->node && nodeid != c->except)
-		cfs_notify_inode(c->d->notifier, nodeid);
-}
-
-void cfs_node_changed(struct cfs_daemon *d, uint32_t node, fuse_ino_t except)
-{
-	/* Only path nodeids share a node with another nodeid (hard links share the handle). */
-	if (!d->paths || cfs_paths_count(d->paths) == 0)
-		return;
-	struct cfs_inval_ctx c = {d, node, except};
-	cfs_paths_each(d->paths, cfs_inval_same_target, &c);
-	if (except != node)
-		cfs_notify_inode(d->notifier, node);
+	cfs_changes_node(d->tree, &d->changes, node);
 }
 
 /* Owner and mode of a new node: the caller's, with a setgid directory's group (and, for a
@@ -102,7 +45,9 @@ static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t paren
 	size_t len = strlen(name);
 	int err;
 
-	cfs_namespace_changed(d);
+	d->changes.names = true;
+	cfs_coherence_covered(d, parent); /* the kernel drops its caches of PARENT itself */
+	cfs_coherence_flush(d);
 	err = cfs_make_entry(req, d, parent, name, len, child, false, &e);
 	if (err)
 		return cfs_reply_err(req, err);
@@ -189,7 +134,8 @@ static void cfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	err = cfs_tree_link(d->tree, node, cfs_node(d, newparent), newname, strlen(newname));
 	if (err)
 		return cfs_reply_err(req, err);
-	cfs_node_changed(d, node, ino); /* nlink and ctime changed */
+	cfs_changed(d, node); /* nlink and ctime */
+	cfs_coherence_covered(d, ino);
 	cfs_reply_new(req, d, newparent, newname, node, NULL);
 }
 
@@ -206,8 +152,10 @@ static void cfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (err)
 		return cfs_reply_err(req, err);
 	if (child)
-		cfs_node_changed(d, child, 0);
-	cfs_namespace_changed(d);
+		cfs_changed(d, child);
+	d->changes.names = true;
+	cfs_coherence_covered(d, parent);
+	cfs_coherence_flush(d);
 	fuse_reply_err(req, 0);
 }
 
@@ -227,7 +175,9 @@ static void cfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = cfs_tree_rmdir(d->tree, dir, name, len);
 	if (err)
 		return cfs_reply_err(req, err);
-	cfs_namespace_changed(d);
+	d->changes.names = true;
+	cfs_coherence_covered(d, parent);
+	cfs_coherence_flush(d);
 	fuse_reply_err(req, 0);
 }
 
@@ -243,13 +193,13 @@ static void cfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 			      newname, newlen, flags);
 	if (err)
 		return cfs_reply_err(req, err);
-	cfs_namespace_changed(d);
-	if (d->opts.follow == CFS_FOLLOW_SERVER) {
-		/* the kernel moved its dentry; what a relative link there means may have moved */
-		cfs_notify_entry(d->notifier, newparent, newname, newlen);
-		if (flags & RENAME_EXCHANGE)
-			cfs_notify_entry(d->notifier, parent, name, len);
-	}
+	d->changes.names = true;
+	cfs_coherence_covered(d, parent);
+	cfs_coherence_covered(d, newparent);
+	cfs_coherence_flush(d);
+	cfs_coherence_moved(d, newparent, newname, newlen);
+	if (flags & RENAME_EXCHANGE)
+		cfs_coherence_moved(d, parent, name, len);
 	fuse_reply_err(req, 0);
 }
 
@@ -284,7 +234,7 @@ void cfs_drop_setid(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32
 	struct cfs_cred c;
 
 	if (cfs_tree_drop_setid(d->tree, node, cfs_req_cred(req, d, &c)))
-		cfs_notify_attrs_now(d->se, ino);
+		cfs_coherence_attrs_now(d, ino);
 }
 
 int cfs_truncate_by(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node,
@@ -318,7 +268,9 @@ static void cfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 		err = cfs_setattr_times(d, node, attr, to_set);
 	if (err)
 		return cfs_reply_err(req, err);
-	cfs_node_changed(d, node, ino);
+	cfs_changed(d, node);
+	cfs_coherence_covered(d, ino);
+	cfs_coherence_flush(d);
 	cfs_stat(d, node, &st);
 	fuse_reply_attr(req, &st, d->opts.attr_timeout);
 }
@@ -335,7 +287,9 @@ static void cfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	n = cfs_tree_write(d->tree, node, buf, size, off);
 	if (n < 0)
 		return cfs_reply_err(req, (int)n);
-	cfs_node_changed(d, node, ino);
+	cfs_changed(d, node);
+	cfs_coherence_covered(d, ino);
+	cfs_coherence_flush(d);
 	fuse_reply_write(req, (size_t)n);
 }
 
@@ -362,64 +316,3 @@ void cfs_add_write_ops(struct fuse_lowlevel_ops *ops)
 	ops->fsyncdir = cfs_fsync;
 }
 
-static void cfs_inval_referenced(void *data, uint32_t id)
-{
-	struct cfs_daemon *d = data;
-	enum rs_kind kind = cfs_tree_kind(d->tree, id);
-	const char *name;
-	size_t len;
-
-	if (kind == RS_DIR) {
-		cfs_notify_inode(d->notifier, id); /* its cached listing */
-	} else if (kind == RS_LINK) {
-		cfs_tree_name(d->tree, id, &name, &len);
-		cfs_notify_inode(d->notifier, id); /* its cached body */
-		cfs_notify_entry(d->notifier, cfs_tree_parent(d->tree, id), name, len);
-	}
-}
-
-static void cfs_inval_path_all(void *data, uint64_t parent, const char *name, size_t len,
-			       uint64_t nodeid, uint32_t target)
-{
-	struct cfs_daemon *d = data;
-
-	cfs_notify_entry(d->notifier, parent, name, len);
-	cfs_notify_inode(d->notifier, nodeid);
-}
-
-void cfs_invalidate_all(struct cfs_daemon *d)
-{
-	/* every listing is dropped below; this also forgets those noted as resolved */
-	cfs_drop_resolved_listings(d);
-	cfs_notify_inode(d->notifier, CFS_ROOT); /* never counted, always cached */
-	cfs_tree_each_referenced(d->tree, cfs_inval_referenced, d);
-	cfs_paths_each(d->paths, cfs_inval_path_all, d);
-}
-
-void cfs_line_applied(struct cfs_daemon *d, const char *line)
-{
-	/* the listings of the directories along the line's path (its second word) */
-	const char *p = line + strcspn(line, " \t");
-	uint32_t dir = CFS_ROOT;
-
-	p += strspn(p, " \t");
-	cfs_notify_inode(d->notifier, CFS_ROOT);
-	while (*p == '/') {
-		p += strspn(p, "/");
-		size_t n = strcspn(p, "/ \t");
-		uint32_t next;
-		if (!n || cfs_tree_lookup(d->tree, dir, p, n, &next) != 0)
-			break;
-		if (cfs_tree_kind(d->tree, next) != RS_DIR) {
-			/* an existing file the line changed (append): its pages and attributes,
-			 * under every nodeid it has */
-			cfs_notify_inode(d->notifier, next);
-			cfs_node_changed(d, next, next);
-			break;
-		}
-		dir = next;
-		cfs_notify_inode(d->notifier, dir);
-		p += n;
-	}
-	cfs_namespace_changed(d);
-}

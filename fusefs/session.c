@@ -53,6 +53,8 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	uint64_t t0 = cfs_now_ns();
 
 	fuse_session_process_buf(d->se, buf);
+	/* a handler flushes before it replies; whatever it left recorded still goes now */
+	cfs_coherence_flush(d);
 	cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
 }
 
@@ -403,7 +405,7 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 	cfs_drain_notifier(d);
 	cfs_notifier_stop(d->notifier);
 	d->notifier = NULL;
-	cfs_ops_end();
+	cfs_coherence_end(d);
 	/* each path entry holds one tree reference of its own besides the kernel's counts */
 	g_debug("%llu lookups outstanding at exit",
 		(unsigned long long)(cfs_tree_total_refs(d->tree) - cfs_paths_count(d->paths) +

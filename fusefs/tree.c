@@ -2813,3 +2813,16 @@ const struct rs_tree_ops cfs_tree_rs_ops = {
     .parent = tree_rs_parent,
     .may_search = tree_rs_may_search,
 };
+
+void cfs_changes_node(const struct cfs_tree *t, struct cfs_changes *ch, uint32_t node)
+{
+	if (node != CFS_ROOT && !cfs_tree_refs(t, node))
+		return; /* the kernel holds nothing of it */
+	for (unsigned i = 0; i < ch->count; i++)
+		if (ch->nodes[i] == node)
+			return;
+	if (ch->count < CFS_CHANGES_MAX)
+		ch->nodes[ch->count++] = node;
+	else
+		ch->overflow = true;
+}

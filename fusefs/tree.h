@@ -170,6 +170,23 @@ uint64_t cfs_tree_total_refs(const struct cfs_tree *t); /* sum over all nodes, f
 void cfs_tree_each_referenced(const struct cfs_tree *t, void (*fn)(void *data, uint32_t id),
 			      void *data);
 
+/*
+ * What changes touched, as far as the kernel's caches go (coherence.c turns it into
+ * invalidations): the nodes whose attributes, content, link count or entries changed that
+ * the kernel may hold (the root, or nodes with references: a node made by the change is not
+ * one), and whether any name was added, removed or moved. Past CFS_CHANGES_MAX nodes,
+ * OVERFLOW stands for every node the kernel holds.
+ */
+enum { CFS_CHANGES_MAX = 16 };
+struct cfs_changes {
+	uint32_t nodes[CFS_CHANGES_MAX];
+	unsigned count;
+	bool overflow;
+	bool names;
+};
+/* Note NODE in CH (once), if the kernel may hold it. */
+void cfs_changes_node(const struct cfs_tree *t, struct cfs_changes *ch, uint32_t node);
+
 /* The resolver's view of the tree: handles are the same numbers widened to 64 bits. */
 extern const struct rs_tree_ops cfs_tree_rs_ops;
 
