@@ -62,6 +62,7 @@ SHELL_TESTS += tests/demo_output.sh
 SHELL_TESTS += tests/mount_broken.sh
 SHELL_TESTS += tests/mount_types.sh
 SHELL_TESTS += tests/mount_fsops.sh
+SHELL_TESTS += tests/mount_lines.sh
 SHELL_TESTS += tests/mount_diff.sh
 SHELL_TESTS += tests/mount_inval.sh
 SHELL_TESTS += tests/control_dump.sh

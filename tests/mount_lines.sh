@@ -1,0 +1,58 @@
+#!/bin/sh
+# Changes made through the control socket reach the kernel's caches, with hour-long entry
+# and attribute timeouts so that nothing expires on its own: a spec line's new names (quoted,
+# with spaces) show in listings the kernel already holds, an appended file shows its new
+# size and bytes, and a mode switch from kernel to collapse mode lets a 100,000-link chain
+# resolve at once although the kernel had followed (and kept the bodies of) its first links.
+. "$(dirname "$0")/lib.sh"
+
+CTL=$BUILD/chainfsctl
+M=$T/mnt
+S=$T/ctl.sock
+ctl() {
+	timeout 60 "$CTL" -s "$S" "$@"
+}
+
+cat >"$T/lines.spec" <<'SPEC'
+dir "/x y"
+file "/x y/old" "one\n"
+dir /plain
+chain /long 100000 /plain
+SPEC
+mount_cfs "$M" -o "ctl=$S,entry_timeout=3600,attr_timeout=3600,max_total=200000" "$T/lines.spec" ||
+	{ fail mount; finish; exit 1; }
+# the kernel holds the listings, the names and the file's attributes and pages
+ls "$M" "$M/x y" "$M/plain" >/dev/null
+cat "$M/x y/old" >/dev/null
+stat "$M/x y/new2" >/dev/null 2>&1
+
+check "a quoted line is applied" ctl 'file "/x y/new2" "two\n"'
+check "its name shows in the listing the kernel held" \
+	sh -c "ls '$M/x y' | grep -qx new2"
+check "... and resolves" test "$(cat "$M/x y/new2")" = two
+check "a name with a quote" ctl 'dir "/x y/it'\''s"'
+check "... shows too" sh -c "ls '$M/x y' | grep -qx \"it's\""
+check "a line in a plain directory" ctl 'link /plain/l "../x y/old"'
+check "... shows in its listing" sh -c "ls '$M/plain' | grep -qx l"
+check "append to a file the kernel holds" ctl 'append "/x y/old" "more\n"'
+check "... shows its new size" test "$(stat -c %s "$M/x y/old")" -eq 9
+check "... and its new bytes" test "$(tail -n 1 "$M/x y/old")" = more
+check "a line in the root" ctl 'file "/top level" "t\n"'
+check "... shows in the root's listing" sh -c "ls '$M' | grep -qx 'top level'"
+
+# kernel mode keeps the bodies of the links it followed; collapse answers the chain's end.
+# Walkers in the background keep requests coming while each switch's invalidations go out.
+(while :; do stat -L "$M/long" "$M/x y/old" >/dev/null 2>&1; ls -R "$M" >/dev/null 2>&1; done) &
+PIDS="$PIDS $!"
+bad=0
+for i in $(seq 1 ${CHAINFS_SWITCHES:-30}); do
+	ctl mode kernel >/dev/null
+	stat -L "$M/long" >/dev/null 2>&1 # ELOOP in kernel mode, after 40 links
+	ctl mode collapse >/dev/null
+	k=$(stat -L -c %F "$M/long" 2>&1)
+	[ "$k" = directory ] || { bad=$((bad + 1)); echo "  switch #$i: $k" >&2; }
+done
+check "collapse after kernel mode: the 100,000-link chain resolves every time ($bad bad)" \
+	test "$bad" -eq 0
+unmount_cfs "$M"
+finish
