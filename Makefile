@@ -8,7 +8,7 @@ DESTDIR ?=
 BUILD ?= build
 CC ?= cc
 
-WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+WARN := -Wall -Wextra -Wpedantic -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wno-unused-parameter
 OPT ?= -O2 -g
 SAN ?=

@@ -138,8 +138,10 @@ static void cfs_client_flush(struct cfs_client *cl)
 		if (!cfs_client_send(cl))
 			return;
 	}
-	if (!cl->out->len && !cfs_client_busy(cl) && cl->closing)
-		return cfs_client_close(cl);
+	if (!cl->out->len && !cfs_client_busy(cl) && cl->closing) {
+		cfs_client_close(cl);
+		return;
+	}
 	/* a closing client is not read any more (at its EOF, POLLIN would never stop); a busy
 	 * one not until its reply is out, so its requests wait in its socket, not here */
 	bool read = !cl->closing && !cfs_client_busy(cl);
@@ -223,10 +225,12 @@ static void cfs_on_client(struct pc_loop *loop, int fd, int revents, void *data)
 			}
 			cl->closing = true;
 		} else if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-			return cfs_client_close(cl);
+			cfs_client_close(cl);
+			return;
 		}
 	} else if (revents & (POLLHUP | POLLERR | POLLNVAL)) {
-		return cfs_client_close(cl);
+		cfs_client_close(cl);
+		return;
 	}
 	cfs_client_flush(cl);
 }

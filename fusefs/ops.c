@@ -365,15 +365,21 @@ static void cfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int err;
 
 	cfs_count(d, CFS_OP_lookup);
-	if (len > RS_NAME_MAX)
-		return cfs_reply_err(req, -ENAMETOOLONG);
-	if ((err = cfs_fault_errno(d, CFS_OP_lookup, parent, name)))
-		return cfs_reply_err(req, err);
+	if (len > RS_NAME_MAX) {
+		cfs_reply_err(req, -ENAMETOOLONG);
+		return;
+	}
+	if ((err = cfs_fault_errno(d, CFS_OP_lookup, parent, name))) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	err = cfs_tree_lookup(d->tree, cfs_node(d, parent), name, len, &child);
 	if (!err)
 		err = cfs_make_entry(req, d, parent, name, len, child, true, &e);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	cfs_reply_entry(req, d, &e);
 }
 
@@ -403,8 +409,10 @@ static void cfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 
 	cfs_count(d, CFS_OP_getattr);
 	int err = cfs_fault_errno(d, CFS_OP_getattr, ino, NULL);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	cfs_stat(d, cfs_node(d, ino), &st);
 	fuse_reply_attr(req, &st, d->opts.attr_timeout);
 }
@@ -460,8 +468,10 @@ static void cfs_readlink(fuse_req_t req, fuse_ino_t ino)
 	err = cfs_fault_errno(d, CFS_OP_readlink, ino, NULL);
 	if (!err)
 		err = cfs_link_answer(req, d, cfs_node(d, ino), buf);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	fuse_reply_readlink(req, buf);
 }
 
@@ -472,13 +482,18 @@ static void cfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	cfs_count(d, CFS_OP_opendir);
 	if (cfs_opening.skip_opendir) {
 		cfs_opening.listings_kept = true;
-		return cfs_reply_err(req, -ENOSYS);
+		cfs_reply_err(req, -ENOSYS);
+		return;
 	}
 	int err = cfs_fault_errno(d, CFS_OP_opendir, ino, NULL);
-	if (err)
-		return cfs_reply_err(req, err);
-	if (cfs_tree_kind(d->tree, cfs_node(d, ino)) != RS_DIR)
-		return cfs_reply_err(req, -ENOTDIR);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
+	if (cfs_tree_kind(d->tree, cfs_node(d, ino)) != RS_DIR) {
+		cfs_reply_err(req, -ENOTDIR);
+		return;
+	}
 	/* Listings change only through requests the kernel sees (it drops its cache then) or
 	 * through control commands, which invalidate the directory. In server mode an entry's
 	 * kind is its link's target's, which changes behind the directory's back. */
@@ -572,7 +587,8 @@ static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	if (!b.buf || (plus && !b.added)) {
 		free(b.buf);
 		free(b.added);
-		return cfs_reply_err(req, -ENOMEM);
+		cfs_reply_err(req, -ENOMEM);
+		return;
 	}
 	if (cfs_dirbuf_dots(req, d, &b, dir, off, plus))
 		while (cfs_tree_dir_next(d->tree, dir, &cookie, &name, &len, &child) == 0 &&
@@ -614,17 +630,25 @@ static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	uint32_t node = cfs_node(d, ino);
 
 	cfs_count(d, CFS_OP_open);
-	if (cfs_opening.skip_open)
-		return cfs_reply_err(req, -ENOSYS);
+	if (cfs_opening.skip_open) {
+		cfs_reply_err(req, -ENOSYS);
+		return;
+	}
 	int ferr = cfs_fault_errno(d, CFS_OP_open, ino, NULL);
-	if (ferr)
-		return cfs_reply_err(req, ferr);
-	if (cfs_tree_kind(d->tree, node) == RS_DIR)
-		return cfs_reply_err(req, -EISDIR);
+	if (ferr) {
+		cfs_reply_err(req, ferr);
+		return;
+	}
+	if (cfs_tree_kind(d->tree, node) == RS_DIR) {
+		cfs_reply_err(req, -EISDIR);
+		return;
+	}
 	if (fi->flags & O_TRUNC) {
 		int err = cfs_truncate_by(req, d, ino, node, 0);
-		if (err)
-			return cfs_reply_err(req, err);
+		if (err) {
+			cfs_reply_err(req, err);
+			return;
+		}
 		cfs_changes_node(d->tree, &d->changes, node);
 		cfs_coherence_covered(d, ino);
 		cfs_coherence_flush(d);
@@ -642,8 +666,10 @@ static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	ssize_t n;
 
 	cfs_count(d, CFS_OP_read);
-	if (!buf)
-		return cfs_reply_err(req, -ENOMEM);
+	if (!buf) {
+		cfs_reply_err(req, -ENOMEM);
+		return;
+	}
 	n = cfs_fault_errno(d, CFS_OP_read, ino, NULL);
 	if (!n)
 		n = cfs_tree_read(d->tree, cfs_node(d, ino), buf, size, off);

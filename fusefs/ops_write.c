@@ -49,8 +49,10 @@ static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t paren
 	cfs_coherence_covered(d, parent); /* the kernel drops its caches of PARENT itself */
 	cfs_coherence_flush(d);
 	err = cfs_make_entry(req, d, parent, name, len, child, false, &e);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	if (cfs_tree_kind(d->tree, child) == RS_LINK && d->opts.follow == CFS_FOLLOW_SERVER)
 		e.entry_timeout = 0; /* next time, the name is looked up and followed */
 	if ((fi ? fuse_reply_create(req, &e, fi) : fuse_reply_entry(req, &e)) == 0)
@@ -72,8 +74,10 @@ static void cfs_new_node(fuse_req_t req, enum cfs_op op, fuse_ino_t parent, cons
 	cfs_count(d, op);
 	err = (is_dir ? cfs_tree_mkdir : cfs_tree_mkfile)(d->tree, dir, name, strlen(name), &a,
 							   &child);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	if (fi)
 		fi->keep_cache = 1;
 	cfs_reply_new(req, d, parent, name, child, fi);
@@ -87,14 +91,18 @@ static void cfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct cfs_new a;
 	int err;
 
-	if (S_ISREG(mode))
-		return cfs_new_node(req, CFS_OP_mknod, parent, name, mode, NULL);
+	if (S_ISREG(mode)) {
+		cfs_new_node(req, CFS_OP_mknod, parent, name, mode, NULL);
+		return;
+	}
 	/* fifos, sockets (bind) and devices: the tree stores them, the kernel does their I/O */
 	cfs_count(d, CFS_OP_mknod);
 	a = cfs_new_attrs(req, d, dir, mode, false);
 	err = cfs_tree_mknod(d->tree, dir, name, strlen(name), mode & S_IFMT, rdev, &a, &child);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	cfs_reply_new(req, d, parent, name, child, NULL);
 }
 
@@ -119,8 +127,10 @@ static void cfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, c
 	cfs_count(d, CFS_OP_symlink);
 	err = cfs_tree_symlink(d->tree, dir, name, strlen(name), target, strlen(target), &a,
 			       &child);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	cfs_reply_new(req, d, parent, name, child, NULL);
 }
 
@@ -132,8 +142,10 @@ static void cfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 
 	cfs_count(d, CFS_OP_link);
 	err = cfs_tree_link(d->tree, node, cfs_node(d, newparent), newname, strlen(newname));
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	cfs_changed(d, node); /* nlink and ctime */
 	cfs_coherence_covered(d, ino);
 	cfs_reply_new(req, d, newparent, newname, node, NULL);
@@ -149,8 +161,10 @@ static void cfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	cfs_count(d, CFS_OP_unlink);
 	cfs_tree_lookup(d->tree, dir, name, len, &child);
 	err = cfs_tree_unlink(d->tree, dir, name, len);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	if (child)
 		cfs_changed(d, child);
 	d->changes.names = true;
@@ -173,8 +187,10 @@ static void cfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = cfs_tree_unlink(d->tree, dir, name, len);
 	else if (!err)
 		err = cfs_tree_rmdir(d->tree, dir, name, len);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	d->changes.names = true;
 	cfs_coherence_covered(d, parent);
 	cfs_coherence_flush(d);
@@ -191,8 +207,10 @@ static void cfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 	cfs_count(d, CFS_OP_rename);
 	err = cfs_tree_rename(d->tree, cfs_node(d, parent), name, len, cfs_node(d, newparent),
 			      newname, newlen, flags);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	d->changes.names = true;
 	cfs_coherence_covered(d, parent);
 	cfs_coherence_covered(d, newparent);
@@ -266,8 +284,10 @@ static void cfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 		err = cfs_truncate_by(req, d, ino, node, (uint64_t)attr->st_size);
 	if (!err)
 		err = cfs_setattr_times(d, node, attr, to_set);
-	if (err)
-		return cfs_reply_err(req, err);
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
 	cfs_changed(d, node);
 	cfs_coherence_covered(d, ino);
 	cfs_coherence_flush(d);
@@ -285,8 +305,10 @@ static void cfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	cfs_count(d, CFS_OP_write);
 	cfs_drop_setid(req, d, ino, node);
 	n = cfs_tree_write(d->tree, node, buf, size, off);
-	if (n < 0)
-		return cfs_reply_err(req, (int)n);
+	if (n < 0) {
+		cfs_reply_err(req, (int)n);
+		return;
+	}
 	cfs_changed(d, node);
 	cfs_coherence_covered(d, ino);
 	cfs_coherence_flush(d);

@@ -139,16 +139,20 @@ static void cfs_on_fuse(struct pc_loop *loop, int fd, int revents, void *data)
 	struct cfs_server *s = data;
 	struct fuse_session *se = s->d->se;
 
-	if (revents & (POLLERR | POLLHUP | POLLNVAL))
-		return cfs_session_gone(s);
+	if (revents & (POLLERR | POLLHUP | POLLNVAL)) {
+		cfs_session_gone(s);
+		return;
+	}
 	for (int i = 0; i < CFS_BURST; i++) {
 		int n = fuse_session_receive_buf(se, &s->buf);
 		if (n == -EAGAIN)
 			return;
 		if (n == -EINTR) /* ENOENT from the kernel: an interrupted request, retry */
 			continue;
-		if (n <= 0 || fuse_session_exited(se)) /* 0: ENODEV, the mount is gone */
-			return cfs_session_gone(s);
+		if (n <= 0 || fuse_session_exited(se)) { /* 0: ENODEV, the mount is gone */
+			cfs_session_gone(s);
+			return;
+		}
 		if (cfs_faults_active(s->d->faults) && cfs_maybe_delay(s, &s->buf, (size_t)n))
 			continue;
 		cfs_process(s->d, &s->buf);
