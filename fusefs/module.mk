@@ -1,5 +1,10 @@
 # fusefs/: the chainfs daemon (libfuse3 low-level, GLib, json-glib) and its tools.
-CFS_CORE_OBJS := $(BUILD)/fusefs/tree.o $(BUILD)/fusefs/spec.o $(BUILD)/fusefs/inroot.o
+# the spec module: spec.c loads, the rest is internal to it (spec_int.h); tests/fuzz builds
+# the same list
+CFS_SPEC_SRCS := $(addprefix fusefs/,spec.c spec_lex.c spec_make.c spec_gen.c spec_dump.c \
+	spec_materialize.c)
+CFS_CORE_OBJS := $(BUILD)/fusefs/tree.o $(patsubst %.c,$(BUILD)/%.o,$(CFS_SPEC_SRCS)) \
+	$(BUILD)/fusefs/inroot.o
 CFS_LIB := $(BUILD)/libchainfs.a
 $(CFS_LIB): $(CFS_CORE_OBJS)
 	$(AR) rcs $@ $^
@@ -34,8 +39,9 @@ $(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/fusefs/links.o \
 $(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
-# test_spec fails spec.c's and tree.c's own allocations one by one (GLib's and libc's inner
-# ones are not redirected)
+# test_spec fails the spec module's (spec*.c) and tree.c's own allocations one by one: --wrap
+# redirects every object the link takes from $(CFS_LIB) (GLib's and libc's inner ones are not
+# redirected)
 $(BUILD)/test_spec: $(BUILD)/tests/test_spec.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc -o $@ $^ $(LIBS_CHECK) \
 		$(LIBS_FUSE)
