@@ -5,6 +5,7 @@
  * `resolve` walk fails, as namei does), 2 on a usage or connection problem.
  */
 #include "ctlpath.h"
+#include "spec.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -185,9 +186,9 @@ static const char *const cfs_commands[][2] = {
 	{"unmount", ""},
 };
 /* spec lines run at runtime (chainfs-spec(5)) */
-static const char *const cfs_spec_words[] = {"dir",	 "file",   "append", "truncate", "link",
-					     "hardlink", "fifo",   "socket", "dev",	 "chain",
-					     "nest",	 "loop",   "tree",   "wide",	 "deep"};
+#define CFS_SPEC_WORD(name, ...) #name,
+static const char *const cfs_spec_words[] = {CFS_SPEC_KEYWORDS(CFS_SPEC_WORD)};
+#undef CFS_SPEC_WORD
 
 static void print_usage(FILE *f)
 {

@@ -926,12 +926,9 @@ static const struct cfs_cmd cfs_cmds[] = {
 	{"resolve", cmd_resolve, false},   {"dump", cmd_dump, false},
 	{"fault", cmd_fault, false},	   {"unmount", cmd_unmount, false},
 	{"drop", cmd_drop, false},
-	{"chain", cmd_generate, true},	   {"nest", cmd_generate, true},
-	{"loop", cmd_generate, true},	   {"tree", cmd_generate, true},
-	{"wide", cmd_generate, true},	   {"deep", cmd_generate, true},
-	{"dir", cmd_generate, true},	   {"file", cmd_generate, true},
-	{"link", cmd_generate, true},	   {"hardlink", cmd_generate, true},
-	{"append", cmd_generate, true},
+#define CFS_CTL_SPEC(name, ...) {#name, cmd_generate, true},
+	CFS_SPEC_KEYWORDS(CFS_CTL_SPEC) /* every spec keyword, as a line */
+#undef CFS_CTL_SPEC
 };
 
 char *cfs_control_handle(struct cfs_control *c, const char *line, size_t len)

@@ -31,27 +31,10 @@ struct spec_keyword {
 	const char *usage;
 };
 
-static const struct spec_keyword spec_keywords[] = {
-    {"dir", spec_run_dir, 1, 1, SPEC_A_NODE, "dir PATH [attrs]"},
-    {"file", spec_run_file, 1, 2, SPEC_A_NODE | SPEC_A_SIZE | SPEC_A_PATTERN,
-     "file PATH [CONTENT | size=N [pattern=P]] [attrs]"},
-    {"append", spec_run_append, 2, 2, SPEC_A_AT, "append PATH CONTENT [at=OFFSET]"},
-    {"truncate", spec_run_truncate, 2, 2, 0, "truncate PATH SIZE"},
-    {"link", spec_run_link, 2, 2, SPEC_A_UID | SPEC_A_GID | SPEC_A_TIMES,
-     "link PATH TARGET [attrs]"},
-    {"hardlink", spec_run_hardlink, 2, 2, 0, "hardlink PATH EXISTING"},
-    {"fifo", spec_run_special, 1, 1, SPEC_A_NODE, "fifo PATH [attrs]"},
-    {"socket", spec_run_special, 1, 1, SPEC_A_NODE, "socket PATH [attrs]"},
-    {"dev", spec_run_special, 4, 4, SPEC_A_NODE, "dev PATH c|b MAJOR MINOR [attrs]"},
-    {"chain", spec_run_chain, 3, 3, 0, "chain PATH LEN TARGET"},
-    {"nest", spec_run_nest, 3, 3, 0, "nest PATH DEPTH TARGET"},
-    {"loop", spec_run_loop, 2, 2, 0, "loop PATH K"},
-    {"wide", spec_run_wide, 2, 2, SPEC_A_PREFIX, "wide PATH COUNT [prefix=P]"},
-    {"deep", spec_run_deep, 2, 2, SPEC_A_PREFIX, "deep PATH DEPTH [prefix=P]"},
-    {"tree", spec_run_tree, 1, 1,
-     SPEC_A_DEPTH | SPEC_A_FANOUT | SPEC_A_FILES | SPEC_A_LINKS | SPEC_A_SEED,
-     "tree PATH depth=D fanout=F [files=P%] [links=P%] [seed=S]"},
-};
+#define SPEC_KEYWORD(name, handler, min, max, attrs, usage)                                  \
+	{#name, spec_run_##handler, min, max, attrs, usage},
+static const struct spec_keyword spec_keywords[] = {CFS_SPEC_KEYWORDS(SPEC_KEYWORD)};
+#undef SPEC_KEYWORD
 
 /* Run one line [P, END) against the tree, leaving its undo log for the caller to commit or
  * roll back. */

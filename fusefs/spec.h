@@ -22,6 +22,31 @@ enum {
 };
 #define CFS_SPEC_MAX_FILE_SIZE (1ull << 50) /* a pattern file's apparent size (1 PiB) */
 
+/*
+ * The keywords, in one list for everything that names them: the parser's table (spec.c),
+ * the control socket's commands (control.c) and chainfsctl's usage and completion.
+ * X(KEYWORD, HANDLER, MIN_ARGS, MAX_ARGS, ATTRS, USAGE): the handler is spec_run_HANDLER and
+ * ATTRS are spec_int.h's SPEC_A_* flags, both seen only where spec.c expands the list.
+ */
+#define CFS_SPEC_KEYWORDS(X)                                                                \
+	X(dir, dir, 1, 1, SPEC_A_NODE, "dir PATH [attrs]")                                  \
+	X(file, file, 1, 2, SPEC_A_NODE | SPEC_A_SIZE | SPEC_A_PATTERN,                     \
+	  "file PATH [CONTENT | size=N [pattern=P]] [attrs]")                               \
+	X(append, append, 2, 2, SPEC_A_AT, "append PATH CONTENT [at=OFFSET]")               \
+	X(truncate, truncate, 2, 2, 0, "truncate PATH SIZE")                                \
+	X(link, link, 2, 2, SPEC_A_UID | SPEC_A_GID | SPEC_A_TIMES, "link PATH TARGET [attrs]") \
+	X(hardlink, hardlink, 2, 2, 0, "hardlink PATH EXISTING")                            \
+	X(fifo, special, 1, 1, SPEC_A_NODE, "fifo PATH [attrs]")                            \
+	X(socket, special, 1, 1, SPEC_A_NODE, "socket PATH [attrs]")                        \
+	X(dev, special, 4, 4, SPEC_A_NODE, "dev PATH c|b MAJOR MINOR [attrs]")              \
+	X(chain, chain, 3, 3, 0, "chain PATH LEN TARGET")                                   \
+	X(nest, nest, 3, 3, 0, "nest PATH DEPTH TARGET")                                    \
+	X(loop, loop, 2, 2, 0, "loop PATH K")                                               \
+	X(wide, wide, 2, 2, SPEC_A_PREFIX, "wide PATH COUNT [prefix=P]")                    \
+	X(deep, deep, 2, 2, SPEC_A_PREFIX, "deep PATH DEPTH [prefix=P]")                    \
+	X(tree, tree, 1, 1, SPEC_A_DEPTH | SPEC_A_FANOUT | SPEC_A_FILES | SPEC_A_LINKS | SPEC_A_SEED, \
+	  "tree PATH depth=D fanout=F [files=P%] [links=P%] [seed=S]")
+
 /* Owner and times given to nodes whose line does not say. */
 struct cfs_spec_defaults {
 	uid_t uid;

@@ -40,6 +40,18 @@ check "... and its new bytes" test "$(tail -n 1 "$M/x y/old")" = more
 check "a line in the root" ctl 'file "/top level" "t\n"'
 check "... shows in the root's listing" sh -c "ls '$M' | grep -qx 'top level'"
 
+# every spec keyword chainfsctl offers is a command the daemon runs, and the man page names it
+for w in $("$CTL" --commands | sed -n '/^dir$/,$p'); do
+	out=$(ctl "$w" 2>&1)
+	check "control knows '$w' (a spec line, not an unknown command)" \
+		sh -c "printf '%s' \"\$1\" | grep -q 'missing argument'" - "$out"
+	check "chainfsctl(1) names '$w'" grep -q "^\.BR.*[ \"]$w[ \"]" "$ROOT/man/chainfsctl.1"
+done
+check "a fifo line at runtime" ctl 'fifo "/x y/pipe"'
+check "... is a fifo on the mount" test -p "$M/x y/pipe"
+check "a truncate line at runtime" ctl 'truncate "/x y/old" 2'
+check "... shows its new size" test "$(stat -c %s "$M/x y/old")" -eq 2
+
 # kernel mode keeps the bodies of the links it followed; collapse answers the chain's end.
 # Walkers in the background keep requests coming while each switch's invalidations go out.
 (while :; do stat -L "$M/long" "$M/x y/old" >/dev/null 2>&1; ls -R "$M" >/dev/null 2>&1; done) &
