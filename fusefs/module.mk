@@ -1,5 +1,7 @@
 # fusefs/: the chainfs daemon (libfuse3 low-level, GLib, json-glib) and its tools.
-CFS_CORE_OBJS := $(BUILD)/fusefs/tree.o $(BUILD)/fusefs/spec.o $(BUILD)/fusefs/inroot.o
+# the tree is one module in several files (tree_int.h, internal to them, says which holds what)
+CFS_TREE_SRCS := $(addprefix fusefs/,tree.c tree_store.c tree_index.c tree_data.c tree_rename.c)
+CFS_CORE_OBJS := $(CFS_TREE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/fusefs/spec.o $(BUILD)/fusefs/inroot.o
 CFS_LIB := $(BUILD)/libchainfs.a
 $(CFS_LIB): $(CFS_CORE_OBJS)
 	$(AR) rcs $@ $^
@@ -34,8 +36,8 @@ $(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/fusefs/links.o \
 $(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
-# test_spec fails spec.c's and tree.c's own allocations one by one (GLib's and libc's inner
-# ones are not redirected)
+# test_spec fails spec.c's and the tree's (CFS_TREE_SRCS) own allocations one by one (GLib's
+# and libc's inner ones are not redirected)
 $(BUILD)/test_spec: $(BUILD)/tests/test_spec.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc -o $@ $^ $(LIBS_CHECK) \
 		$(LIBS_FUSE)
