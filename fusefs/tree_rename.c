@@ -274,22 +274,24 @@ int cfs_tree_rmdir(struct cfs_tree *t, uint32_t dir, const char *name, size_t le
 	return 0;
 }
 
-/* What a rename is about: the old entry r1 (child a) and the new one r2 (child b, or none). */
+/* What a rename is about, found before anything changes: for the old name and the new one,
+ * the hash slot, the entry ref (CFS_XREF set for an extra name) and the node it names. */
 struct cfs_rename {
 	uint32_t olddir, newdir;
-	uint32_t *s1, *s2; /* their hash slots; s2 NULL when the new name is free */
-	uint32_t r1, r2;
-	uint32_t a, b;
+	uint32_t *old_slot, *new_slot; /* new_slot NULL when the new name is free */
+	uint32_t old_ref, new_ref;     /* new_ref 0 when the new name is free */
+	uint32_t old_child;	       /* the node that moves */
+	uint32_t new_child;	       /* the new name's node now: replaced, swapped, or 0 */
 	const char *newname;
 	size_t newlen;
 	int64_t now;
 };
 
-/* DIR is D or lies below it. */
-static bool is_within(const struct cfs_tree *t, uint32_t dir, uint32_t d)
+/* DIR is TOP or lies below it. */
+static bool is_within(const struct cfs_tree *t, uint32_t dir, uint32_t top)
 {
 	for (;;) {
-		if (dir == d)
+		if (dir == top)
 			return true;
 		uint32_t up = cfs_tree_parent(t, dir);
 		if (up == dir)
@@ -303,27 +305,28 @@ enum { CFS_RENAME_GO = 0, CFS_RENAME_SAME = 1 };
 /* do_renameat2's and vfs_rename's checks, in their order. */
 static int check_rename(const struct cfs_tree *t, const struct cfs_rename *rn, unsigned flags)
 {
-	bool a_dir = is_dir(nd(t, rn->a)), b_dir = rn->b && is_dir(nd(t, rn->b));
+	bool old_is_dir = is_dir(nd(t, rn->old_child));
+	bool new_is_dir = rn->new_child && is_dir(nd(t, rn->new_child));
 
-	if (rn->b && (flags & RENAME_NOREPLACE))
+	if (rn->new_child && (flags & RENAME_NOREPLACE))
 		return -EEXIST;
-	if (!rn->b && (flags & RENAME_EXCHANGE))
+	if (!rn->new_child && (flags & RENAME_EXCHANGE))
 		return -ENOENT;
-	if (a_dir && is_within(t, rn->newdir, rn->a))
+	if (old_is_dir && is_within(t, rn->newdir, rn->old_child))
 		return -EINVAL; /* a directory into itself */
-	if (b_dir && is_within(t, rn->olddir, rn->b))
+	if (new_is_dir && is_within(t, rn->olddir, rn->new_child))
 		return flags & RENAME_EXCHANGE ? -EINVAL : -ENOTEMPTY; /* onto an ancestor */
-	if (rn->a == rn->b)
+	if (rn->old_child == rn->new_child)
 		return CFS_RENAME_SAME; /* one file under both names: nothing to do */
 	if (flags & RENAME_EXCHANGE)
 		return CFS_RENAME_GO;
-	if (!rn->b)
+	if (!rn->new_child)
 		return nd(t, rn->newdir)->nlink ? CFS_RENAME_GO : -ENOENT;
-	if (a_dir && !b_dir)
+	if (old_is_dir && !new_is_dir)
 		return -ENOTDIR;
-	if (!a_dir && b_dir)
+	if (!old_is_dir && new_is_dir)
 		return -EISDIR;
-	return b_dir && dir_count(nd(t, rn->b)) ? -ENOTEMPTY : CFS_RENAME_GO;
+	return new_is_dir && dir_count(nd(t, rn->new_child)) ? -ENOTEMPTY : CFS_RENAME_GO;
 }
 
 /* A directory that changes parents moves its ".." link along. */
@@ -339,16 +342,16 @@ static void stamp_rename(struct cfs_tree *t, const struct cfs_rename *rn)
 {
 	stamp(nd(t, rn->olddir), rn->now);
 	stamp(nd(t, rn->newdir), rn->now);
-	nd(t, rn->a)->ctime = rn->now;
+	nd(t, rn->old_child)->ctime = rn->now;
 }
 
-/* The new name is free: r1 leaves olddir and is appended to newdir. */
+/* The new name is free: the old entry leaves olddir and is appended to newdir. */
 static int rename_move(struct cfs_tree *t, struct cfs_rename *rn)
 {
-	struct cfs_ent *e = ent(t, rn->r1);
-	size_t oldlen = ent_len(t, rn->r1);
+	struct cfs_ent *entry = ent(t, rn->old_ref);
+	size_t old_len = ent_len(t, rn->old_ref);
 	bool same_name =
-	    oldlen == rn->newlen && !memcmp(t->arena + e->name_off, rn->newname, oldlen);
+	    old_len == rn->newlen && !memcmp(t->arena + entry->name_off, rn->newname, old_len);
 	bool fresh;
 	int err = same_name ? 0 : tree_arena_reserve(t, rn->newlen, &rn->newname, 1);
 
@@ -356,89 +359,92 @@ static int rename_move(struct cfs_tree *t, struct cfs_rename *rn)
 		err = tree_order_reserve(t, nd(t, rn->newdir), &fresh);
 	if (err)
 		return err;
-	uint32_t off = same_name ? e->name_off : arena_put(t, rn->newname, rn->newlen);
-	tree_hash_del(t, rn->s1);
-	tree_order_remove(t, nd(t, rn->olddir), e->seq); /* keeps the slot reserved above */
+	uint32_t name_off = same_name ? entry->name_off : arena_put(t, rn->newname, rn->newlen);
+	tree_hash_del(t, rn->old_slot);
+	tree_order_remove(t, nd(t, rn->olddir), entry->seq); /* keeps the slot reserved above */
 	if (!same_name)
-		arena_drop(t, oldlen);
-	e->dir = rn->newdir;
-	e->name_off = off;
-	ent_set_len(t, rn->r1, rn->newlen);
-	tree_order_append(t, nd(t, rn->newdir), rn->r1);
-	tree_hash_put(t, rn->r1);
-	move_subdir_link(t, rn->a, rn->olddir, rn->newdir);
+		arena_drop(t, old_len);
+	entry->dir = rn->newdir;
+	entry->name_off = name_off;
+	ent_set_len(t, rn->old_ref, rn->newlen);
+	tree_order_append(t, nd(t, rn->newdir), rn->old_ref);
+	tree_hash_put(t, rn->old_ref);
+	move_subdir_link(t, rn->old_child, rn->olddir, rn->newdir);
 	stamp_rename(t, rn);
 	tree_arena_tidy(t);
 	return 0;
 }
 
-/* The new name exists: r1 takes over r2's name and readdir position, b loses that name.
- * r1 takes r2's name bytes too, unless b keeps them as an orphan's last name: only then is
- * memory needed, for r1's own copy. */
+/* The new name exists: the old entry takes over the new entry's name and readdir position,
+ * and new_child loses that name. The old entry takes the name's bytes too, unless new_child
+ * keeps them as an orphan's last name: only then is memory needed, for a copy of its own. */
 static int rename_replace(struct cfs_tree *t, struct cfs_rename *rn)
 {
-	struct cfs_ent *e1 = ent(t, rn->r1), *e2 = ent(t, rn->r2);
-	struct cfs_node *b = nd(t, rn->b);
-	size_t oldlen = ent_len(t, rn->r1), newlen = ent_len(t, rn->r2);
-	bool b_last = !(rn->r2 & CFS_XREF) && !tree_has_xnames(t, rn->b); /* r2 is b's last name */
-	bool copy = b_last && is_held(b);
+	struct cfs_ent *old_ent = ent(t, rn->old_ref), *new_ent = ent(t, rn->new_ref);
+	struct cfs_node *replaced = nd(t, rn->new_child);
+	size_t old_len = ent_len(t, rn->old_ref), new_len = ent_len(t, rn->new_ref);
+	bool last_name = !(rn->new_ref & CFS_XREF) && !tree_has_xnames(t, rn->new_child);
+	bool copy_name = last_name && is_held(replaced);
 
-	if (copy) {
+	if (copy_name) {
 		int err = tree_arena_reserve(t, rn->newlen, &rn->newname, 1);
 		if (err)
 			return err;
 	}
-	uint32_t off = copy ? arena_put(t, rn->newname, rn->newlen) : e2->name_off;
-	tree_order_remove(t, nd(t, rn->olddir), e1->seq);
-	struct cfs_dir *d = nd(t, rn->newdir)->u.dir;
-	d->slot[tree_order_pos(t, d, e2->seq)] = rn->r1;
-	tree_hash_del(t, rn->s1);
-	*tree_hash_slot_of(t, rn->r2) = rn->r1; /* same key: the slot fits r1 once r1 has it */
-	arena_drop(t, oldlen);
-	*e1 = (struct cfs_ent){rn->newdir, off, e2->seq};
-	ent_set_len(t, rn->r1, newlen);
-	if (rn->r2 & CFS_XREF) {
-		tree_xname_unchain(t, rn->r2 & ~CFS_XREF);
-		tree_xname_put(t, rn->r2);
-	} else if (!b_last) {
-		xname_promote(t, rn->b);
-	} else if (!copy) {
-		b->name_len = 0; /* b goes now, and its name's bytes went to r1 */
+	uint32_t name_off = copy_name ? arena_put(t, rn->newname, rn->newlen) : new_ent->name_off;
+	tree_order_remove(t, nd(t, rn->olddir), old_ent->seq);
+	struct cfs_dir *newdir_order = nd(t, rn->newdir)->u.dir;
+	newdir_order->slot[tree_order_pos(t, newdir_order, new_ent->seq)] = rn->old_ref;
+	tree_hash_del(t, rn->old_slot);
+	/* same key: the slot fits the old entry once it has the name */
+	*tree_hash_slot_of(t, rn->new_ref) = rn->old_ref;
+	arena_drop(t, old_len);
+	*old_ent = (struct cfs_ent){rn->newdir, name_off, new_ent->seq};
+	ent_set_len(t, rn->old_ref, new_len);
+	if (rn->new_ref & CFS_XREF) {
+		tree_xname_unchain(t, rn->new_ref & ~CFS_XREF);
+		tree_xname_put(t, rn->new_ref);
+	} else if (!last_name) {
+		xname_promote(t, rn->new_child);
+	} else if (!copy_name) {
+		replaced->name_len = 0; /* it goes now; its name's bytes went to the old entry */
 	}
-	if (is_dir(b))
-		dir_bury(t, rn->b, rn->newdir, rn->now);
+	if (is_dir(replaced))
+		dir_bury(t, rn->new_child, rn->newdir, rn->now);
 	else
-		b->nlink--;
-	b->ctime = rn->now;
-	move_subdir_link(t, rn->a, rn->olddir, rn->newdir);
+		replaced->nlink--;
+	replaced->ctime = rn->now;
+	move_subdir_link(t, rn->old_child, rn->olddir, rn->newdir);
 	stamp_rename(t, rn);
-	if (!b->nlink)
-		node_orphan(t, rn->b);
+	if (!replaced->nlink)
+		node_orphan(t, rn->new_child);
 	tree_arena_tidy(t);
 	return 0;
 }
 
-/* Both names stay where they are in readdir order; their children trade places. */
+/* Both names stay where they are in readdir order; their children trade places. The two
+ * entries swap their names, so each order slot and hash slot just takes the other ref. */
 static int rename_exchange(struct cfs_tree *t, struct cfs_rename *rn)
 {
-	struct cfs_ent *e1 = ent(t, rn->r1), *e2 = ent(t, rn->r2);
-	struct cfs_ent tmp = *e1;
-	struct cfs_dir *d1 = nd(t, rn->olddir)->u.dir, *d2 = nd(t, rn->newdir)->u.dir;
-	uint32_t p1 = tree_order_pos(t, d1, e1->seq), p2 = tree_order_pos(t, d2, e2->seq);
-	size_t len1 = ent_len(t, rn->r1), len2 = ent_len(t, rn->r2);
+	struct cfs_ent *old_ent = ent(t, rn->old_ref), *new_ent = ent(t, rn->new_ref);
+	struct cfs_ent saved = *old_ent;
+	struct cfs_dir *old_order = nd(t, rn->olddir)->u.dir, *new_order = nd(t, rn->newdir)->u.dir;
+	uint32_t old_pos = tree_order_pos(t, old_order, old_ent->seq);
+	uint32_t new_pos = tree_order_pos(t, new_order, new_ent->seq);
+	size_t old_len = ent_len(t, rn->old_ref), new_len = ent_len(t, rn->new_ref);
 
-	*e1 = *e2;
-	*e2 = tmp;
-	ent_set_len(t, rn->r1, len2);
-	ent_set_len(t, rn->r2, len1);
-	d1->slot[p1] = rn->r2;
-	d2->slot[p2] = rn->r1;
-	*rn->s1 = rn->r2;
-	*rn->s2 = rn->r1;
-	move_subdir_link(t, rn->a, rn->olddir, rn->newdir);
-	move_subdir_link(t, rn->b, rn->newdir, rn->olddir);
+	*old_ent = *new_ent;
+	*new_ent = saved;
+	ent_set_len(t, rn->old_ref, new_len);
+	ent_set_len(t, rn->new_ref, old_len);
+	old_order->slot[old_pos] = rn->new_ref;
+	new_order->slot[new_pos] = rn->old_ref;
+	*rn->old_slot = rn->new_ref;
+	*rn->new_slot = rn->old_ref;
+	move_subdir_link(t, rn->old_child, rn->olddir, rn->newdir);
+	move_subdir_link(t, rn->new_child, rn->newdir, rn->olddir);
 	stamp_rename(t, rn);
-	nd(t, rn->b)->ctime = rn->now;
+	nd(t, rn->new_child)->ctime = rn->now;
 	return 0;
 }
 
@@ -456,19 +462,19 @@ int cfs_tree_rename(struct cfs_tree *t, uint32_t olddir, const char *oldname, si
 		return -ENOTDIR;
 	if ((err = check_name(oldname, oldlen)) || (err = check_name(newname, newlen)))
 		return err;
-	rn.s1 = tree_hash_find(t, olddir, oldname, oldlen);
-	if (!rn.s1)
+	rn.old_slot = tree_hash_find(t, olddir, oldname, oldlen);
+	if (!rn.old_slot)
 		return -ENOENT;
-	rn.s2 = tree_hash_find(t, newdir, newname, newlen);
-	rn.r1 = *rn.s1;
-	rn.a = ent_child(t, rn.r1);
-	rn.r2 = rn.s2 ? *rn.s2 : 0;
-	rn.b = rn.s2 ? ent_child(t, rn.r2) : 0;
+	rn.new_slot = tree_hash_find(t, newdir, newname, newlen);
+	rn.old_ref = *rn.old_slot;
+	rn.old_child = ent_child(t, rn.old_ref);
+	rn.new_ref = rn.new_slot ? *rn.new_slot : 0;
+	rn.new_child = rn.new_slot ? ent_child(t, rn.new_ref) : 0;
 	err = check_rename(t, &rn, flags);
 	if (err)
 		return err < 0 ? err : 0;
 	rn.now = now_ns();
 	if (flags & RENAME_EXCHANGE)
 		return rename_exchange(t, &rn);
-	return rn.s2 ? rename_replace(t, &rn) : rename_move(t, &rn);
+	return rn.new_slot ? rename_replace(t, &rn) : rename_move(t, &rn);
 }
