@@ -1,9 +1,10 @@
 # fusefs/: the chainfs daemon (libfuse3 low-level, GLib, json-glib) and its tools.
-# the spec module: spec.c loads, the rest is internal to it (spec_int.h); tests/fuzz builds
-# the same list
+# the tree and the spec language are modules of several files each (tree_int.h and
+# spec_int.h, internal to them, say which file holds what); tests/fuzz builds the same lists
+CFS_TREE_SRCS := $(addprefix fusefs/,tree.c tree_store.c tree_index.c tree_data.c tree_rename.c)
 CFS_SPEC_SRCS := $(addprefix fusefs/,spec.c spec_lex.c spec_make.c spec_gen.c spec_dump.c \
 	spec_materialize.c)
-CFS_CORE_OBJS := $(BUILD)/fusefs/tree.o $(patsubst %.c,$(BUILD)/%.o,$(CFS_SPEC_SRCS)) \
+CFS_CORE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CFS_TREE_SRCS) $(CFS_SPEC_SRCS)) \
 	$(BUILD)/fusefs/inroot.o
 CFS_LIB := $(BUILD)/libchainfs.a
 $(CFS_LIB): $(CFS_CORE_OBJS)
@@ -39,7 +40,7 @@ $(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/fusefs/links.o \
 $(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
-# test_spec fails the spec module's (spec*.c) and tree.c's own allocations one by one: --wrap
+# test_spec fails the spec module's and the tree's own allocations one by one: --wrap
 # redirects every object the link takes from $(CFS_LIB) (GLib's and libc's inner ones are not
 # redirected)
 $(BUILD)/test_spec: $(BUILD)/tests/test_spec.o $(CFS_LIB) $(RESOLVER_LIB)

@@ -16,14 +16,15 @@ FUZZ_CFLAGS = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) \
 FUZZ_LIBS = $(shell pkg-config --libs glib-2.0)
 
 # Everything the targets exercise is compiled with coverage instrumentation.
-FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o fusefs/tree.o \
+FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o $(CFS_TREE_SRCS:.c=.o) \
 	$(CFS_SPEC_SRCS:.c=.o) fusefs/inroot.o tests/memtree.o tests/refresolve.o \
 	tests/fuzz/fuzz_util.o)
-# control: the daemon's control code without a mount; the FUSE operation files come along
-# for the invalidations it calls (with no notifier they send nothing). Compiled as the
+# control: the daemon's control code without a mount; the FUSE operation files and
+# coherence.c come along for the walks and invalidations it calls (with no notifier they
+# send nothing). Compiled as the
 # daemon's own files are (fusefs/module.mk).
 FUZZ_DAEMON_OBJS := $(addprefix $(FUZZ_BUILD)/fusefs/,control.o fault.o ops.o ops_write.o \
-	links.o paths.o notify.o latency.o)
+	coherence.o links.o paths.o notify.o latency.o)
 FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/pollcore/pollcore.o
 $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
 	-DG_LOG_DOMAIN=\"chainfs\"
@@ -61,7 +62,7 @@ $(FUZZ_BUILD)/%.o: %.c
 # `make fuzz-cov`: line coverage of the library code reached by the scratch corpora
 # (build-fuzz/corpus/*), from a separate source-coverage build (no sanitizers).
 FUZZ_COV := $(FUZZ_BUILD)/cov
-FUZZ_COV_SRCS := resolver/resolver.c fusefs/tree.c $(CFS_SPEC_SRCS) tests/memtree.c \
+FUZZ_COV_SRCS := resolver/resolver.c $(CFS_TREE_SRCS) $(CFS_SPEC_SRCS) tests/memtree.c \
 	tests/refresolve.c tests/fuzz/fuzz_util.c
 # what fuzz_control links besides (FUZZ_CONTROL_OBJS), and the libraries they need
 FUZZ_COV_EXTRA_control = $(patsubst $(FUZZ_BUILD)/%.o,%.c,$(FUZZ_CONTROL_OBJS)) \
@@ -80,5 +81,5 @@ fuzz-cov:
 	llvm-profdata merge -o $(FUZZ_COV)/all.profdata $(FUZZ_COV)/*.profraw
 	llvm-cov report $(FUZZ_COV)/fuzz_$(firstword $(FUZZ_TARGETS)) \
 		$(foreach t,$(wordlist 2,9,$(FUZZ_TARGETS)),-object $(FUZZ_COV)/fuzz_$(t)) \
-		-instr-profile=$(FUZZ_COV)/all.profdata resolver/resolver.c fusefs/tree.c \
+		-instr-profile=$(FUZZ_COV)/all.profdata resolver/resolver.c $(CFS_TREE_SRCS) \
 		$(CFS_SPEC_SRCS) tests/refresolve.c $(if $(filter control,$(FUZZ_TARGETS)),fusefs/control.c)
