@@ -180,6 +180,7 @@ static void cfs_client_request(struct cfs_client *cl, const char *line, size_t l
 	c->asking = cl;
 	char *reply = cfs_control_handle(c, line, len);
 	c->asking = NULL;
+	cfs_coherence_flush(c->d); /* what the command changed, as the tree recorded it */
 	uint64_t after = cfs_notify_ticket(n);
 	if (reply && after != before && c->wake_fd >= 0 && !cfs_notify_delivered(n, after, true)) {
 		cl->held = reply;
@@ -905,10 +906,6 @@ static char *cmd_generate(struct cfs_control *c, const char *line)
 		return e;
 	}
 	cfs_tree_stats(c->d->tree, &after);
-	/* until the tree records what a line touched: everything the kernel holds */
-	c->d->changes.overflow = true;
-	c->d->changes.names = true;
-	cfs_coherence_flush(c->d);
 	b = cfs_json_ok();
 	cfs_json_int(b, "nodes_added", (int64_t)(after.nodes - before.nodes));
 	return cfs_json_finish(b);

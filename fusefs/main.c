@@ -347,6 +347,8 @@ int main(int argc, char *argv[])
 	d.opts.spec = c.npositional == 2 ? c.positional[0] : NULL;
 	d.opts.mountpoint = fo.mountpoint;
 	d.tree = cfs_build_tree(d.opts.spec, d.opts.max_data);
+	if (d.tree) /* every change from now on, for the kernel's caches (coherence.c) */
+		cfs_tree_record(d.tree, &d.changes);
 	if (!d.tree)
 		goto out;
 	rc = cfs_serve(&d, &args, fo.foreground);

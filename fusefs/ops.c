@@ -649,7 +649,6 @@ static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			cfs_reply_err(req, err);
 			return;
 		}
-		cfs_changes_node(d->tree, &d->changes, node);
 		cfs_coherence_covered(d, ino);
 		cfs_coherence_flush(d);
 	}

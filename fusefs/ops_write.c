@@ -12,12 +12,6 @@
 #include <string.h>
 #include <time.h>
 
-/* What the tree changed, until it records changes itself. */
-static void cfs_changed(struct cfs_daemon *d, uint32_t node)
-{
-	cfs_changes_node(d->tree, &d->changes, node);
-}
-
 /* Owner and mode of a new node: the caller's, with a setgid directory's group (and, for a
  * directory, its setgid bit) inherited, as the kernel's inode_init_owner does for tmpfs. */
 static struct cfs_new cfs_new_attrs(fuse_req_t req, struct cfs_daemon *d, uint32_t dir,
@@ -45,7 +39,6 @@ static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t paren
 	size_t len = strlen(name);
 	int err;
 
-	d->changes.names = true;
 	cfs_coherence_covered(d, parent); /* the kernel drops its caches of PARENT itself */
 	cfs_coherence_flush(d);
 	err = cfs_make_entry(req, d, parent, name, len, child, false, &e);
@@ -146,8 +139,7 @@ static void cfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 		cfs_reply_err(req, err);
 		return;
 	}
-	cfs_changed(d, node); /* nlink and ctime */
-	cfs_coherence_covered(d, ino);
+	cfs_coherence_covered(d, ino); /* the reply carries its new link count */
 	cfs_reply_new(req, d, newparent, newname, node, NULL);
 }
 
@@ -165,9 +157,6 @@ static void cfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		cfs_reply_err(req, err);
 		return;
 	}
-	if (child)
-		cfs_changed(d, child);
-	d->changes.names = true;
 	cfs_coherence_covered(d, parent);
 	cfs_coherence_flush(d);
 	fuse_reply_err(req, 0);
@@ -191,7 +180,6 @@ static void cfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		cfs_reply_err(req, err);
 		return;
 	}
-	d->changes.names = true;
 	cfs_coherence_covered(d, parent);
 	cfs_coherence_flush(d);
 	fuse_reply_err(req, 0);
@@ -211,7 +199,6 @@ static void cfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse
 		cfs_reply_err(req, err);
 		return;
 	}
-	d->changes.names = true;
 	cfs_coherence_covered(d, parent);
 	cfs_coherence_covered(d, newparent);
 	cfs_coherence_flush(d);
@@ -288,7 +275,6 @@ static void cfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 		cfs_reply_err(req, err);
 		return;
 	}
-	cfs_changed(d, node);
 	cfs_coherence_covered(d, ino);
 	cfs_coherence_flush(d);
 	cfs_stat(d, node, &st);
@@ -309,7 +295,6 @@ static void cfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 		cfs_reply_err(req, (int)n);
 		return;
 	}
-	cfs_changed(d, node);
 	cfs_coherence_covered(d, ino);
 	cfs_coherence_flush(d);
 	fuse_reply_write(req, (size_t)n);

@@ -340,7 +340,7 @@ static int node_create(struct cfs_tree *t, uint32_t dir, const char *name, size_
 	tree_ent_attach(t, id, dir, arena_put(t, keep[0], len), len);
 	if (S_ISDIR(mode))
 		p->nlink++;
-	stamp(p, now);
+	stamp(t, dir, now);
 	count_kind(t, mode);
 	*out = id;
 	return 0;
@@ -412,7 +412,7 @@ int cfs_tree_set_pattern(struct cfs_tree *t, uint32_t id, const char *pattern, s
 		n->data = off;
 	}
 	n->u.size = size;
-	stamp(n, now_ns());
+	stamp(t, id, now_ns());
 	tree_arena_tidy(t);
 	return 0;
 }
@@ -439,7 +439,7 @@ int cfs_tree_set_content(struct cfs_tree *t, uint32_t id, const char *data, size
 	n->content = fresh.content;
 	n->data = fresh.data;
 	n->u.size = len;
-	stamp(n, now_ns());
+	stamp(t, id, now_ns());
 	tree_arena_tidy(t);
 	return 0;
 }
@@ -462,7 +462,7 @@ ssize_t cfs_tree_write(struct cfs_tree *t, uint32_t id, const char *buf, size_t 
 	ssize_t w = tree_content_write(t, n, buf, size, (uint64_t)off);
 	if (w < 0)
 		return w;
-	stamp(n, now_ns());
+	stamp(t, id, now_ns());
 	tree_arena_tidy(t); /* a materialized pattern left a hole */
 	return w;
 }
@@ -484,7 +484,7 @@ int cfs_tree_truncate(struct cfs_tree *t, uint32_t id, uint64_t size)
 		tree_content_shrink(t, n, size);
 	else if ((err = tree_content_grow(t, n, size)))
 		return err;
-	stamp(n, now_ns());
+	stamp(t, id, now_ns());
 	tree_arena_tidy(t);
 	return 0;
 }
@@ -558,7 +558,7 @@ int cfs_tree_chmod(struct cfs_tree *t, uint32_t id, mode_t mode)
 	if (S_ISLNK(n->mode))
 		return -EOPNOTSUPP; /* as Linux: a link's mode is always 0777 */
 	n->mode = (uint16_t)((n->mode & S_IFMT) | (mode & 07777));
-	n->ctime = now_ns();
+	touch(t, id, now_ns());
 	return 0;
 }
 
@@ -586,7 +586,7 @@ int cfs_tree_chown(struct cfs_tree *t, uint32_t id, uid_t uid, gid_t gid)
 		n->uid = uid;
 	if (gid != (gid_t)-1)
 		n->gid = gid;
-	n->ctime = now_ns();
+	touch(t, id, now_ns());
 	return 0;
 }
 
@@ -622,7 +622,7 @@ int cfs_tree_set_times(struct cfs_tree *t, uint32_t id, const struct timespec *a
 		return err;
 	n->atime = a;
 	n->mtime = m;
-	n->ctime = c;
+	touch(t, id, c);
 	return 0;
 }
 
@@ -708,6 +708,11 @@ const struct rs_tree_ops cfs_tree_rs_ops = {
     .parent = tree_rs_parent,
     .may_search = tree_rs_may_search,
 };
+
+void cfs_tree_record(struct cfs_tree *t, struct cfs_changes *into)
+{
+	t->changes = into;
+}
 
 void cfs_changes_node(const struct cfs_tree *t, struct cfs_changes *ch, uint32_t node)
 {

@@ -184,6 +184,8 @@ struct cfs_changes {
 	bool overflow;
 	bool names;
 };
+/* From now on every change is recorded INTO (NULL: none is); the reader empties it. */
+void cfs_tree_record(struct cfs_tree *t, struct cfs_changes *into);
 /* Note NODE in CH (once), if the kernel may hold it. */
 void cfs_changes_node(const struct cfs_tree *t, struct cfs_changes *ch, uint32_t node);
 

@@ -183,6 +183,7 @@ struct cfs_tree {
 	uint32_t last_pat;    /* newest pattern, shared by the next identical one */
 
 	uint64_t nodes, dirs, files, links, data_bytes, total_refs;
+	struct cfs_changes *changes; /* where changes are recorded (NULL: nowhere) */
 };
 
 /* ---- memory: every byte goes through the hooks and is counted ---- */
@@ -306,10 +307,26 @@ static inline int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * CFS_NS + ts.tv_nsec;
 }
 
-static inline void stamp(struct cfs_node *n, int64_t now)
+/*
+ * Every change to an existing node stamps its ctime, through touch() (attributes, link
+ * count) or stamp() (content; a directory's content is its entries), and so is recorded for
+ * the kernel's caches (cfs_tree_record): a change cannot be made without being recorded.
+ */
+static inline void touch(struct cfs_tree *t, uint32_t id, int64_t now)
 {
+	nd(t, id)->ctime = now;
+	if (t->changes)
+		cfs_changes_node(t, t->changes, id);
+}
+
+static inline void stamp(struct cfs_tree *t, uint32_t id, int64_t now)
+{
+	struct cfs_node *n = nd(t, id);
+
 	n->mtime = now;
-	n->ctime = now;
+	if (t->changes && is_dir(n))
+		t->changes->names = true; /* an entry came, went or moved */
+	touch(t, id, now);
 }
 
 static inline bool is_dot_or_dotdot(const char *name, size_t len)

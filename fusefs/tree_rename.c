@@ -214,8 +214,8 @@ int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *nam
 	tree_ent_attach(t, r, dir, arena_put(t, keep, len), len);
 	tree_xname_chain(t, r & ~CFS_XREF);
 	n->nlink++;
-	n->ctime = now;
-	stamp(nd(t, dir), now);
+	touch(t, id, now);
+	stamp(t, dir, now);
 	return 0;
 }
 
@@ -233,8 +233,8 @@ int cfs_tree_unlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t l
 	int64_t now = now_ns();
 	ent_detach(t, slot, r);
 	n->nlink--;
-	n->ctime = now;
-	stamp(nd(t, dir), now);
+	touch(t, id, now);
+	stamp(t, dir, now);
 	if (!n->nlink)
 		node_orphan(t, id);
 	tree_arena_tidy(t);
@@ -247,7 +247,7 @@ static void dir_bury(struct cfs_tree *t, uint32_t id, uint32_t parent, int64_t n
 	struct cfs_node *n = nd(t, id);
 
 	n->nlink = 0;
-	n->ctime = now;
+	touch(t, id, now);
 	tree_order_free(t, n);
 	nd(t, parent)->nlink--;
 }
@@ -268,7 +268,7 @@ int cfs_tree_rmdir(struct cfs_tree *t, uint32_t dir, const char *name, size_t le
 	int64_t now = now_ns();
 	ent_detach(t, slot, id);
 	dir_bury(t, id, dir, now);
-	stamp(nd(t, dir), now);
+	stamp(t, dir, now);
 	node_orphan(t, id);
 	tree_arena_tidy(t);
 	return 0;
@@ -340,9 +340,9 @@ static void move_subdir_link(struct cfs_tree *t, uint32_t id, uint32_t from, uin
 
 static void stamp_rename(struct cfs_tree *t, const struct cfs_rename *rn)
 {
-	stamp(nd(t, rn->olddir), rn->now);
-	stamp(nd(t, rn->newdir), rn->now);
-	nd(t, rn->old_child)->ctime = rn->now;
+	stamp(t, rn->olddir, rn->now);
+	stamp(t, rn->newdir, rn->now);
+	touch(t, rn->old_child, rn->now);
 }
 
 /* The new name is free: the old entry leaves olddir and is appended to newdir. */
@@ -413,7 +413,7 @@ static int rename_replace(struct cfs_tree *t, struct cfs_rename *rn)
 		dir_bury(t, rn->new_child, rn->newdir, rn->now);
 	else
 		replaced->nlink--;
-	replaced->ctime = rn->now;
+	touch(t, rn->new_child, rn->now);
 	move_subdir_link(t, rn->old_child, rn->olddir, rn->newdir);
 	stamp_rename(t, rn);
 	if (!replaced->nlink)
@@ -444,7 +444,7 @@ static int rename_exchange(struct cfs_tree *t, struct cfs_rename *rn)
 	move_subdir_link(t, rn->old_child, rn->olddir, rn->newdir);
 	move_subdir_link(t, rn->new_child, rn->newdir, rn->olddir);
 	stamp_rename(t, rn);
-	nd(t, rn->new_child)->ctime = rn->now;
+	touch(t, rn->new_child, rn->now);
 	return 0;
 }
 
