@@ -73,6 +73,14 @@ SHELL_TESTS += tests/mount_lines.sh
 SHELL_TESTS += tests/mount_diff.sh
 SHELL_TESTS += tests/mount_inval.sh
 SHELL_TESTS += tests/control_dump.sh
+SHELL_TESTS += tests/coherence.sh
+
+# make stress: the long run of the kernel cache coherence property (STRESS_STEPS random
+# changes, each checked against a fresh mount of the daemon's dump; CHAINFS_SEED replays)
+STRESS_STEPS ?= 1000
+.PHONY: stress
+stress: all
+	CHAINFS_STEPS=$(STRESS_STEPS) BUILD=$(BUILD) sh tests/coherence.sh
 
 # spec: embedded default tree
 # fusefs/default.spec becomes a C string of \xHH escapes (od + sed: coreutils, no xxd), so
