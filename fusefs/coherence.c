@@ -93,12 +93,13 @@ static void cfs_coherence_names(struct cfs_daemon *d)
 	cfs_drop_resolved_listings(d);
 	/* Kernel mode: the kernel sees links as links and follows them itself, so the request
 	 * it sent is all it needs to know, but for answers that depend on where a link is or
-	 * on other links (targets rewritten to stay in the mount): those are dropped. Collapse:
-	 * readlink's answer depends on every link of the chain, so bodies the kernel keeps
-	 * (when the mount began in kernel mode and negotiated cached links) are dropped.
-	 * Server mode: any path through a link may now end elsewhere. */
+	 * on other links (targets rewritten to stay in the mount): those are dropped. Collapse
+	 * and server modes: readlink's answer depends on every link of the chain (the chain's
+	 * end; a broken link's safe target or own path), so bodies the kernel keeps (when the
+	 * mount began in kernel mode and negotiated cached links) are dropped. Server mode: any
+	 * path through a link may now end elsewhere. */
 	cfs_links_changed(d);
-	if (d->opts.follow == CFS_FOLLOW_COLLAPSE && d->cache_symlinks)
+	if (d->opts.follow != CFS_FOLLOW_KERNEL && d->cache_symlinks)
 		cfs_tree_each_referenced(d->tree, cfs_link_body, d);
 	if (d->opts.follow == CFS_FOLLOW_SERVER && d->paths)
 		cfs_paths_each(d->paths, cfs_path_entry, d);
