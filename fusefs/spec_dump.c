@@ -279,48 +279,39 @@ static int spec_dump_file(const struct cfs_tree *t, FILE *out, GString *s, const
 	return 0;
 }
 
-/* A node with several names, and the path it was dumped under first. */
+/* A node with several names: the path of its node line and, until that is written, the
+ * other names the walk met first (their "hardlink" lines wait for it). */
 struct spec_seen {
 	uint32_t gen;
+	bool written;
+	GPtrArray *waiting; /* char *, or NULL */
 	char path[];
 };
 
-/* One node's line(s). FIRST maps nodes with several names to the path dumped first. */
-static int spec_dump_node(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
-			  uint32_t id, GHashTable *first)
+static void spec_seen_free(gpointer p)
 {
-	enum rs_kind kind = cfs_tree_kind(t, id);
-	struct stat st;
+	struct spec_seen *seen = p;
+
+	if (seen->waiting)
+		g_ptr_array_free(seen->waiting, TRUE);
+	g_free(seen);
+}
+
+/* The line that makes node ID at PATH. */
+static int spec_dump_line(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
+			  uint32_t id, enum rs_kind kind, const struct stat *st)
+{
 	const char *target;
 	size_t tlen;
 
-	cfs_tree_stat(t, id, &st);
-	if (kind != RS_DIR && st.st_nlink > 1) {
-		/* with the node's generation: a streamed dump may see a handle freed and reused */
-		const struct spec_seen *seen = g_hash_table_lookup(first, GUINT_TO_POINTER(id));
-		uint32_t gen = cfs_tree_generation(t, id);
-		if (seen && seen->gen == gen) {
-			g_string_assign(s, "hardlink ");
-			spec_quote(s, path->str, path->len);
-			g_string_append_c(s, ' ');
-			spec_quote(s, seen->path, strlen(seen->path));
-			g_string_append_c(s, '\n');
-			goto write;
-		}
-		struct spec_seen *now = g_malloc(sizeof(*now) + path->len + 1);
-		now->gen = gen;
-		memcpy(now->path, path->str, path->len);
-		now->path[path->len] = '\0';
-		g_hash_table_insert(first, GUINT_TO_POINTER(id), now);
-	}
 	if (kind == RS_FILE)
-		return spec_dump_file(t, out, s, path, id, &st);
+		return spec_dump_file(t, out, s, path, id, st);
 	if (kind == RS_OTHER) {
-		g_string_assign(s, S_ISFIFO(st.st_mode) ? "fifo " : S_ISSOCK(st.st_mode) ? "socket " : "dev ");
+		g_string_assign(s, S_ISFIFO(st->st_mode) ? "fifo " : S_ISSOCK(st->st_mode) ? "socket " : "dev ");
 		spec_quote(s, path->str, path->len);
-		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
-			g_string_append_printf(s, " %c %u %u", S_ISCHR(st.st_mode) ? 'c' : 'b',
-					       major(st.st_rdev), minor(st.st_rdev));
+		if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+			g_string_append_printf(s, " %c %u %u", S_ISCHR(st->st_mode) ? 'c' : 'b',
+					       major(st->st_rdev), minor(st->st_rdev));
 	} else if (kind == RS_LINK) {
 		int err = cfs_tree_readlink(t, id, &target, &tlen);
 		if (err)
@@ -333,13 +324,120 @@ static int spec_dump_node(const struct cfs_tree *t, FILE *out, GString *s, const
 		g_string_assign(s, "dir ");
 		spec_quote(s, path->len ? path->str : "/", path->len ? path->len : 1);
 	}
-	spec_put_attrs(s, &st);
+	spec_put_attrs(s, st);
 	g_string_append_c(s, '\n');
-write:
-	if (s->len > CFS_SPEC_MAX_LINE)
-		return -E2BIG;
-	fwrite(s->str, 1, s->len, out);
+	return spec_put_line(out, s);
+}
+
+/* ID's path from the root by its first name (the one cfs_tree_parent and cfs_tree_name
+ * give), into OUT. */
+static void spec_first_path(const struct cfs_tree *t, uint32_t id, GString *out)
+{
+	const char *name;
+	size_t len;
+
+	g_string_truncate(out, 0);
+	for (; id != CFS_ROOT; id = cfs_tree_parent(t, id)) {
+		cfs_tree_name(t, id, &name, &len);
+		g_string_prepend_len(out, name, (gssize)len);
+		g_string_prepend_c(out, '/');
+	}
+}
+
+static int spec_hardlink(FILE *out, GString *s, const char *path, size_t len,
+			 const char *existing)
+{
+	g_string_assign(s, "hardlink ");
+	spec_quote(s, path, len);
+	g_string_append_c(s, ' ');
+	spec_quote(s, existing, strlen(existing));
+	g_string_append_c(s, '\n');
+	return spec_put_line(out, s);
+}
+
+/* The node line of SEEN (node ID) under PATH, then the names that waited for it. */
+static int spec_seen_write(const struct cfs_tree *t, FILE *out, GString *s, uint32_t id,
+			   struct spec_seen *seen, const GString *path)
+{
+	struct stat st;
+	int err;
+
+	cfs_tree_stat(t, id, &st);
+	err = spec_dump_line(t, out, s, path, id, cfs_tree_kind(t, id), &st);
+	seen->written = true;
+	for (guint i = 0; !err && seen->waiting && i < seen->waiting->len; i++) {
+		const char *w = g_ptr_array_index(seen->waiting, i);
+		err = spec_hardlink(out, s, w, strlen(w), path->str);
+	}
+	return err;
+}
+
+/*
+ * One node's line(s). A node with several names gets its node line under one name and a
+ * "hardlink" line for each other. For a link that name is its first (cfs_tree_parent's):
+ * collapse and server modes walk a relative target from that name's directory, so a mount of
+ * the dump answers as the tree does. Names the walk meets before the first wait for it.
+ */
+static int spec_dump_node(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
+			  uint32_t id, GHashTable *first)
+{
+	enum rs_kind kind = cfs_tree_kind(t, id);
+	struct stat st;
+
+	cfs_tree_stat(t, id, &st);
+	if (kind == RS_DIR || st.st_nlink < 2)
+		return spec_dump_line(t, out, s, path, id, kind, &st);
+	/* with the node's generation: a streamed dump may see a handle freed and reused */
+	struct spec_seen *seen = g_hash_table_lookup(first, GUINT_TO_POINTER(id));
+	uint32_t gen = cfs_tree_generation(t, id);
+	if (!seen || seen->gen != gen) {
+		GString *at = g_string_new_len(path->str, (gssize)path->len);
+		if (kind == RS_LINK)
+			spec_first_path(t, id, at);
+		seen = g_malloc0(sizeof(*seen) + at->len + 1);
+		seen->gen = gen;
+		memcpy(seen->path, at->str, at->len + 1);
+		g_hash_table_insert(first, GUINT_TO_POINTER(id), seen);
+		g_string_free(at, TRUE);
+	}
+	bool here = strlen(seen->path) == path->len && memcmp(seen->path, path->str, path->len) == 0;
+	if (here)
+		return seen->written ? 0 : spec_seen_write(t, out, s, id, seen, path);
+	if (seen->written)
+		return spec_hardlink(out, s, path->str, path->len, seen->path);
+	if (!seen->waiting)
+		seen->waiting = g_ptr_array_new_with_free_func(g_free);
+	g_ptr_array_add(seen->waiting, g_strndup(path->str, path->len));
 	return 0;
+}
+
+/* After the walk: names still waiting for a first name the walk never met (the tree changed
+ * between two pieces of a streamed dump) get the node line under the first of them. */
+static int spec_dump_waiting(const struct cfs_tree *t, FILE *out, GString *s, GHashTable *first)
+{
+	GHashTableIter it;
+	gpointer key, value;
+	int err = 0;
+
+	g_hash_table_iter_init(&it, first);
+	while (!err && g_hash_table_iter_next(&it, &key, &value)) {
+		struct spec_seen *seen = value;
+		uint32_t id = GPOINTER_TO_UINT(key);
+		if (seen->written || !seen->waiting || !seen->waiting->len)
+			continue;
+		struct stat st;
+		if (cfs_tree_generation(t, id) != seen->gen)
+			continue; /* gone, its handle reused */
+		cfs_tree_stat(t, id, &st);
+		if (!st.st_nlink)
+			continue; /* gone (freed, or an orphan only the kernel holds) */
+		char *name = g_ptr_array_steal_index(seen->waiting, 0);
+		GString *at = g_string_new(name);
+		err = spec_seen_write(t, out, s, id, seen, at);
+		g_string_free(at, TRUE);
+		g_free(name);
+	}
+	return err;
 }
 
 struct cfs_spec_dumper {
@@ -355,7 +453,7 @@ struct cfs_spec_dumper *cfs_spec_dumper_new(const struct cfs_tree *t)
 
 	spec_walk_init(&d->w, t);
 	d->s = g_string_new(NULL);
-	d->first = g_hash_table_new_full(NULL, NULL, NULL, g_free);
+	d->first = g_hash_table_new_full(NULL, NULL, NULL, spec_seen_free);
 	return d;
 }
 
@@ -400,6 +498,8 @@ int cfs_spec_dumper_next(struct cfs_spec_dumper *d, FILE *out, size_t want)
 		if (!err && start >= 0 && ftell(out) - start >= (long)want)
 			break;
 	}
+	if (!err && d->w.stack->len == 0)
+		err = spec_dump_waiting(d->w.t, out, d->s, d->first);
 	if (!err && (fflush(out) != 0 || ferror(out)))
 		err = -EIO;
 	return err ? err : d->w.stack->len > 0;
