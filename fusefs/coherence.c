@@ -10,6 +10,7 @@
  */
 #include "coherence.h"
 #include "daemon.h"
+#include "links.h"
 #include "notify.h"
 #include "paths.h"
 

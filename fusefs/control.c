@@ -12,7 +12,6 @@
 #include "control.h"
 #include "fault.h"
 #include "notify.h"
-#include "ops.h"
 #include "paths.h"
 #include "spec.h"
 

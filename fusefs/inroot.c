@@ -185,7 +185,7 @@ static int cfs_chain(const struct cfs_tree *t, uint32_t id, uint32_t *chain, int
 ssize_t cfs_relative_path(const struct cfs_tree *t, uint32_t from, uint32_t to, char *out)
 {
 	enum { MAX_DEPTH = RS_PATH_MAX / 2 + 1 };
-	static _Thread_local uint32_t a[MAX_DEPTH], b[MAX_DEPTH];
+	uint32_t a[MAX_DEPTH], b[MAX_DEPTH]; /* 16 KiB of stack: no state between calls */
 	int na = cfs_chain(t, from, a, MAX_DEPTH), nb = cfs_chain(t, to, b, MAX_DEPTH), common = 0;
 	size_t n = 0;
 

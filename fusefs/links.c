@@ -7,7 +7,7 @@
  * hard-linked link. So a target with a ".." or a leading "/" is answered as the absolute
  * path, through the mountpoint, of where its in-root walk gets to, plus the rest.
  */
-#include "daemon.h"
+#include "links.h"
 #include "notify.h"
 
 #include <errno.h>

@@ -210,7 +210,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->loop = (enum cfs_loop_kind)loop;
 	o->abslinks_raw = raw;
 	o->ctl_path = c->ctl;
-	cfs_set_opens((enum cfs_opens)how);
+	o->opens = (enum cfs_opens)how;
 	return 0;
 }
 
@@ -295,7 +295,8 @@ int main(int argc, char *argv[])
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts fo = {0};
 	struct cfs_cmdline c = {0};
-	struct cfs_daemon d = {.opts = {.limits = {RS_DEFAULT_NEST, RS_DEFAULT_TOTAL},
+	struct cfs_daemon d = {.ctl_fd = -1,
+			       .opts = {.limits = {RS_DEFAULT_NEST, RS_DEFAULT_TOTAL},
 					.entry_timeout = -1, .attr_timeout = -1,
 					.spin_us = CFS_SPIN_DEFAULT_US,
 					.max_data = cfs_default_max_data()}};

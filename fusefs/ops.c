@@ -8,6 +8,7 @@
  */
 #include "ops.h"
 #include "fault.h"
+#include "links.h"
 #include "notify.h"
 #include "paths.h"
 
@@ -16,27 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
-
-#define CFS_OP_NAME(n, opcode) #n,
-const char *const cfs_op_names[CFS_OP_MAX] = {CFS_OPS(CFS_OP_NAME)};
-#undef CFS_OP_NAME
-
-enum cfs_op cfs_op_of_opcode(uint32_t opcode)
-{
-#define CFS_OP_CASE(n, code)                                                                \
-	case code:                                                                          \
-		return CFS_OP_##n;
-	switch (opcode) {
-		CFS_OPS(CFS_OP_CASE)
-	case FUSE_RENAME:
-		return CFS_OP_rename;
-	case FUSE_FSYNCDIR:
-		return CFS_OP_fsync;
-	default:
-		return CFS_OP_MAX;
-	}
-#undef CFS_OP_CASE
-}
 
 enum {
 	CFS_BOGO_DIRENT_SIZE = 20, /* tmpfs counts this many bytes per entry in a dir's size */
@@ -299,42 +279,31 @@ void cfs_reply_entry(fuse_req_t req, struct cfs_daemon *d, const struct fuse_ent
 }
 
 /*
- * -o opens= (ops.h). What the kernel does after an ENOSYS (fs/fuse/file.c, fuse_file_open):
+ * -o opens= (daemon.h). What the kernel does after an ENOSYS (fs/fuse/file.c, fuse_file_open):
  * it sets fc->no_open or fc->no_opendir, never clears them for the connection, and opens
  * every file with FOPEN_KEEP_CACHE and every directory with FOPEN_KEEP_CACHE |
  * FOPEN_CACHE_DIR, with no RELEASE or RELEASEDIR to follow. So from the first ENOSYS on,
  * every listing is kept (in the directory's page cache, fs/fuse/readdir.c) until the
  * directory changes through the kernel (its version is bumped) or we invalidate its inode,
- * whatever the follow mode is later. One session per process: the state lives here.
+ * whatever the follow mode is later. The state is the daemon's (d->opening).
  */
-static struct {
-	enum cfs_opens how;
-	bool skip_open, skip_opendir; /* decided at INIT, from what the kernel offers */
-	bool listings_kept;           /* an OPENDIR was answered ENOSYS */
-} cfs_opening;
-
-void cfs_set_opens(enum cfs_opens how)
-{
-	cfs_opening.how = how;
-}
-
 static void cfs_init_opens(struct cfs_daemon *d, struct fuse_conn_info *conn)
 {
 	static const char why[] = "the kernel sends none on this mount (-o opens=skip, the "
 				  "default); mount with -o opens=answer to fault or delay it";
 
-	if (cfs_opening.how != CFS_OPENS_SKIP)
+	if (d->opts.opens != CFS_OPENS_SKIP)
 		return;
-	cfs_opening.skip_open = conn->capable & FUSE_CAP_NO_OPEN_SUPPORT;
-	cfs_opening.skip_opendir = conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
+	d->opening.skip_open = conn->capable & FUSE_CAP_NO_OPEN_SUPPORT;
+	d->opening.skip_opendir = conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT;
 	/* With ATOMIC_O_TRUNC the kernel hands O_TRUNC over in OPEN only and then skips the
 	 * SETATTR (fs/fuse/dir.c, fuse_do_setattr with ATTR_OPEN): without OPEN the file would
 	 * never be truncated. Without it, open(O_TRUNC) sends a SETATTR of size 0. */
-	if (cfs_opening.skip_open) {
+	if (d->opening.skip_open) {
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 		cfs_faults_unsent(d->faults, CFS_OP_open, why);
 	}
-	if (cfs_opening.skip_opendir)
+	if (d->opening.skip_opendir)
 		cfs_faults_unsent(d->faults, CFS_OP_opendir, why);
 }
 
@@ -480,8 +449,8 @@ static void cfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct cfs_daemon *d = cfs_of(req);
 
 	cfs_count(d, CFS_OP_opendir);
-	if (cfs_opening.skip_opendir) {
-		cfs_opening.listings_kept = true;
+	if (d->opening.skip_opendir) {
+		d->opening.listings_kept = true;
 		cfs_reply_err(req, -ENOSYS);
 		return;
 	}
@@ -580,7 +549,7 @@ static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	uint32_t child;
 
 	cfs_count(d, plus ? CFS_OP_readdirplus : CFS_OP_readdir);
-	cfs_coherence_listing(d, ino, cfs_opening.listings_kept);
+	cfs_coherence_listing(d, ino, d->opening.listings_kept);
 	b.buf = malloc(size);
 	/* the smallest plus entry takes a little over 128 bytes: a bound on one reply */
 	b.added = plus ? malloc((size / 128 + 1) * sizeof(*b.added)) : NULL;
@@ -624,39 +593,6 @@ static void cfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info
 	fuse_reply_err(req, 0);
 }
 
-static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct cfs_daemon *d = cfs_of(req);
-	uint32_t node = cfs_node(d, ino);
-
-	cfs_count(d, CFS_OP_open);
-	if (cfs_opening.skip_open) {
-		cfs_reply_err(req, -ENOSYS);
-		return;
-	}
-	int ferr = cfs_fault_errno(d, CFS_OP_open, ino, NULL);
-	if (ferr) {
-		cfs_reply_err(req, ferr);
-		return;
-	}
-	if (cfs_tree_kind(d->tree, node) == RS_DIR) {
-		cfs_reply_err(req, -EISDIR);
-		return;
-	}
-	if (fi->flags & O_TRUNC) {
-		int err = cfs_truncate_by(req, d, ino, node, 0);
-		if (err) {
-			cfs_reply_err(req, err);
-			return;
-		}
-		cfs_coherence_covered(d, ino);
-		cfs_coherence_flush(d);
-	}
-	/* content changes only through writes, which invalidate the other nodeids' pages */
-	fi->keep_cache = 1;
-	fuse_reply_open(req, fi);
-}
-
 static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     struct fuse_file_info *fi)
 {
@@ -683,8 +619,10 @@ static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
  * opens=skip, ENOSYS makes the kernel stop sending FLUSH on every close (fc->no_flush). */
 static void cfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	cfs_count(cfs_of(req), CFS_OP_flush);
-	fuse_reply_err(req, cfs_opening.how == CFS_OPENS_SKIP ? ENOSYS : 0);
+	struct cfs_daemon *d = cfs_of(req);
+
+	cfs_count(d, CFS_OP_flush);
+	fuse_reply_err(req, d->opts.opens == CFS_OPENS_SKIP ? ENOSYS : 0);
 }
 
 /* Files made by CREATE are released even with opens=skip (CREATE opens them). */
@@ -751,7 +689,6 @@ const struct fuse_lowlevel_ops cfs_ops = {
 	.readdir = cfs_readdir,
 	.readdirplus = cfs_readdirplus,
 	.releasedir = cfs_releasedir,
-	.open = cfs_open,
 	.read = cfs_read,
 	.flush = cfs_flush,
 	.release = cfs_release,

@@ -48,24 +48,10 @@ void cfs_ref_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
 /* Drop an uncounted path entry made for a reply that could not be sent. */
 void cfs_drop_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
 
-/* Set-id bits dropped by a write, or a truncate to SIZE, by the request's caller. */
-void cfs_drop_setid(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node);
-int cfs_truncate_by(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node,
-		    uint64_t size);
 
-/*
- * -o opens=: what chainfs does with OPEN and OPENDIR, which carry nothing it needs.
- * SKIP (the default): the first one of each is answered ENOSYS when the kernel offers
- * NO_OPEN(DIR)_SUPPORT, and the kernel then opens by itself for the rest of the connection,
- * keeping pages and every listing; FLUSH is answered ENOSYS too. Requests that are never sent
- * cannot be faulted, so fault rules on open and opendir are refused then.
- * ANSWER: every OPEN, OPENDIR, FLUSH, RELEASE and RELEASEDIR reaches chainfs.
- * Set before serving; one session per process.
- */
-enum cfs_opens { CFS_OPENS_SKIP, CFS_OPENS_ANSWER };
-void cfs_set_opens(enum cfs_opens how);
 
-/* The operations that change the tree (ops_write.c), added to a table. */
+/* The operations that change the tree (ops_write.c: open too, for O_TRUNC), added to a
+ * table. */
 void cfs_add_write_ops(struct fuse_lowlevel_ops *ops);
 /* Wrap every operation set in OPS in one lock, for libfuse's multi-threaded loop (mt.c). */
 void cfs_mt_wrap(struct fuse_lowlevel_ops *ops);

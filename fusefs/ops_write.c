@@ -234,7 +234,7 @@ static int cfs_setattr_times(struct cfs_daemon *d, uint32_t node, const struct s
  * done it changes nothing), so the answers are tmpfs's whichever way the kernel asked. The
  * kernel's copy of the mode goes before the reply: a write or an open invalidates only size
  * and times, so `stat -c %a` would keep showing the old bits. */
-void cfs_drop_setid(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node)
+static void cfs_drop_setid(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node)
 {
 	struct cfs_cred c;
 
@@ -242,8 +242,8 @@ void cfs_drop_setid(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32
 		cfs_coherence_attrs_now(d, ino);
 }
 
-int cfs_truncate_by(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node,
-		    uint64_t size)
+static int cfs_truncate_by(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node,
+			   uint64_t size)
 {
 	int err = cfs_tree_truncate(d->tree, node, size);
 
@@ -300,6 +300,40 @@ static void cfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 	fuse_reply_write(req, (size_t)n);
 }
 
+/* An open that truncates (O_TRUNC with atomic_o_trunc, opens=answer) changes the file. */
+static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t node = cfs_node(d, ino);
+
+	cfs_count(d, CFS_OP_open);
+	if (d->opening.skip_open) {
+		cfs_reply_err(req, -ENOSYS);
+		return;
+	}
+	int ferr = cfs_fault_errno(d, CFS_OP_open, ino, NULL);
+	if (ferr) {
+		cfs_reply_err(req, ferr);
+		return;
+	}
+	if (cfs_tree_kind(d->tree, node) == RS_DIR) {
+		cfs_reply_err(req, -EISDIR);
+		return;
+	}
+	if (fi->flags & O_TRUNC) {
+		int err = cfs_truncate_by(req, d, ino, node, 0);
+		if (err) {
+			cfs_reply_err(req, err);
+			return;
+		}
+		cfs_coherence_covered(d, ino);
+		cfs_coherence_flush(d);
+	}
+	/* content changes only through writes, which invalidate the other nodeids' pages */
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
 /* Everything lives in memory: there is nothing to sync. */
 static void cfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
@@ -318,6 +352,7 @@ void cfs_add_write_ops(struct fuse_lowlevel_ops *ops)
 	ops->rmdir = cfs_rmdir;
 	ops->rename = cfs_rename;
 	ops->setattr = cfs_setattr;
+	ops->open = cfs_open;
 	ops->write = cfs_write;
 	ops->fsync = cfs_fsync;
 	ops->fsyncdir = cfs_fsync;

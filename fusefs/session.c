@@ -6,6 +6,7 @@
 #include "session.h"
 
 #include "control.h"
+#include "links.h"
 #include "ctlpath.h"
 #include "fault.h"
 #include "notify.h"
@@ -165,13 +166,12 @@ static void cfs_on_signal(struct pc_loop *loop, struct pc_signal *sig, int signo
 	pc_stop(loop);
 }
 
-/* The control socket's path, settled before daemonizing moves us to "/". "" for none. */
-static char cfs_ctl_path[CFS_SUN_PATH_MAX];
-/* Its listening fd, opened before mounting and daemonizing (the forked child inherits it),
- * so that a path we cannot listen on is told on the caller's terminal. -1 for none. */
-static int cfs_ctl_fd = -1;
+/* The control socket's path (d->ctl_path) is settled before daemonizing moves us to "/",
+ * "" for none; its listening fd (d->ctl_fd) is opened before mounting and daemonizing (the
+ * forked child inherits it), so that a path we cannot listen on is told on the caller's
+ * terminal. */
 
-static int cfs_pick_ctl_path(const struct cfs_daemon *d)
+static int cfs_pick_ctl_path(struct cfs_daemon *d)
 {
 	const char *want = d->opts.ctl_path;
 	char *abs;
@@ -179,52 +179,52 @@ static int cfs_pick_ctl_path(const struct cfs_daemon *d)
 	if (want && strcmp(want, "none") == 0)
 		return 0;
 	if (!want)
-		return cfs_ctl_default_path(d->opts.mountpoint, cfs_ctl_path, sizeof(cfs_ctl_path), 1);
+		return cfs_ctl_default_path(d->opts.mountpoint, d->ctl_path, sizeof(d->ctl_path), 1);
 	gchar *cwd = g_get_current_dir();
 	abs = want[0] == '/' ? g_strdup(want) : g_build_filename(cwd, want, NULL);
-	int n = snprintf(cfs_ctl_path, sizeof(cfs_ctl_path), "%s", abs);
+	int n = snprintf(d->ctl_path, sizeof(d->ctl_path), "%s", abs);
 	g_free(abs);
 	g_free(cwd);
-	return n >= (int)sizeof(cfs_ctl_path) ? -ENAMETOOLONG : 0;
+	return n >= (int)sizeof(d->ctl_path) ? -ENAMETOOLONG : 0;
 }
 
 /* Only our own loop serves the socket: with libfuse's loops nobody would accept. */
-static int cfs_open_control(const struct cfs_daemon *d)
+static int cfs_open_control(struct cfs_daemon *d)
 {
-	if (!cfs_ctl_path[0] || d->opts.loop != CFS_LOOP_POLLCORE)
+	if (!d->ctl_path[0] || d->opts.loop != CFS_LOOP_POLLCORE)
 		return 0;
-	cfs_ctl_fd = cfs_control_listen(cfs_ctl_path);
-	if (cfs_ctl_fd < 0) {
-		fprintf(stderr, "chainfs: control socket %s: %s\n", cfs_ctl_path,
-			strerror(-cfs_ctl_fd));
-		return cfs_ctl_fd;
+	d->ctl_fd = cfs_control_listen(d->ctl_path);
+	if (d->ctl_fd < 0) {
+		fprintf(stderr, "chainfs: control socket %s: %s\n", d->ctl_path,
+			strerror(-d->ctl_fd));
+		return d->ctl_fd;
 	}
 	return 0;
 }
 
 /* A failure before the loop took the socket: close it and remove it. */
-static void cfs_close_control(void)
+static void cfs_close_control(struct cfs_daemon *d)
 {
-	if (cfs_ctl_fd < 0)
+	if (d->ctl_fd < 0)
 		return;
-	close(cfs_ctl_fd);
-	unlink(cfs_ctl_path);
-	cfs_ctl_fd = -1;
+	close(d->ctl_fd);
+	unlink(d->ctl_path);
+	d->ctl_fd = -1;
 }
 
 static int cfs_start_control(struct cfs_daemon *d, struct pc_loop *loop,
 			     struct cfs_control **out)
 {
-	int fd = cfs_ctl_fd, err;
+	int fd = d->ctl_fd, err;
 
 	if (fd < 0)
 		return 0;
-	cfs_ctl_fd = -1; /* the control's from here, on error too */
-	err = cfs_control_start(out, d, loop, fd, cfs_ctl_path);
+	d->ctl_fd = -1; /* the control's from here, on error too */
+	err = cfs_control_start(out, d, loop, fd, d->ctl_path);
 	if (err)
-		g_warning("control socket %s: %s", cfs_ctl_path, strerror(-err));
+		g_warning("control socket %s: %s", d->ctl_path, strerror(-err));
 	else
-		g_debug("control socket at %s", cfs_ctl_path);
+		g_debug("control socket at %s", d->ctl_path);
 	return err;
 }
 
@@ -388,7 +388,7 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 		cfs_mt_wrap(&ops);
 	d->se = fuse_session_new(args, &ops, sizeof(ops), d);
 	if (!d->se) {
-		cfs_close_control();
+		cfs_close_control(d);
 		return 2; /* libfuse said which option it refused */
 	}
 	d->paths = cfs_paths_new();
@@ -418,7 +418,7 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 out_unmount:
 	fuse_session_unmount(d->se);
 out:
-	cfs_close_control();
+	cfs_close_control(d);
 	fuse_session_destroy(d->se);
 	d->se = NULL;
 	cfs_paths_free(d->paths);

@@ -8,6 +8,7 @@
  * replays one.
  */
 #include "daemon.h"
+#include "links.h"
 #include "spec.h"
 
 #include <check.h>

@@ -19,12 +19,11 @@ FUZZ_LIBS = $(shell pkg-config --libs glib-2.0)
 FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o $(CFS_TREE_SRCS:.c=.o) \
 	$(CFS_SPEC_SRCS:.c=.o) fusefs/inroot.o tests/memtree.o tests/refresolve.o \
 	tests/fuzz/fuzz_util.o)
-# control: the daemon's control code without a mount; the FUSE operation files and
-# coherence.c come along for the walks and invalidations it calls (with no notifier they
-# send nothing). Compiled as the
-# daemon's own files are (fusefs/module.mk).
-FUZZ_DAEMON_OBJS := $(addprefix $(FUZZ_BUILD)/fusefs/,control.o fault.o ops.o ops_write.o \
-	coherence.o links.o paths.o notify.o latency.o)
+# control: the daemon's control code without a mount; coherence.c comes along for the
+# invalidations it queues (with no notifier they send nothing). The FUSE operations do not.
+# Compiled as the daemon's own files are (fusefs/module.mk).
+FUZZ_DAEMON_OBJS := $(addprefix $(FUZZ_BUILD)/fusefs/,control.o fault.o coherence.o optable.o \
+	links.o paths.o notify.o latency.o)
 FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/pollcore/pollcore.o
 $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
 	-DG_LOG_DOMAIN=\"chainfs\"
