@@ -44,10 +44,10 @@ MAKEFLAGS += --no-print-directory
 show = $(if $(filter 1,$(V)),,printf '  %-4s %s\n' '$(1)' '$(2)';)
 
 include resolver/module.mk
--include pollcore/module.mk
--include fusefs/module.mk
+include pollcore/module.mk
+include fusefs/module.mk
 include tests/module.mk
--include bench/module.mk
+include bench/module.mk
 include tests/fuzz/fuzz.mk
 
 all: $(BINS) $(TEST_BINS)

@@ -23,6 +23,11 @@ wait_for() {
 	done
 }
 
+lookups_of() { # lookups_of MNT: the kernel's lookups the daemon counts
+	timeout 20 "$BUILD/chainfsctl" "$1" stats | awk '$1 == "lookups" { print $2 }'
+}
+no_lookups() { [ "$(lookups_of "$1")" = 0 ]; }
+
 not() {
 	! "$@"
 }
@@ -162,7 +167,9 @@ if command -v valgrind >/dev/null; then
 		timeout 60 cat "$M/chains/50" "$M/nest/12" >/dev/null
 		sync
 		echo 2 >/proc/sys/vm/drop_caches
-		sleep 1
+		# the kernel's forgets follow drop_caches: wait on the daemon's own count
+		wait_s=30
+		wait_for no_lookups "$M" || echo "  lookups left: $(lookups_of "$M")" >&2
 		fusermount3 -u "$M"
 	fi
 	wait "$PID"
