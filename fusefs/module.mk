@@ -83,15 +83,15 @@ stress: all
 	CHAINFS_STEPS=$(STRESS_STEPS) BUILD=$(BUILD) sh tests/coherence.sh
 
 # spec: embedded default tree
-# fusefs/default.spec becomes a C string of \xHH escapes (od + sed: coreutils, no xxd), so
-# any byte survives and the compiler adds the NUL.
+# fusefs/default.spec becomes a C array of 0xHH bytes (od + sed: coreutils, no xxd), so any
+# byte survives, ended by a NUL (a string literal this long is beyond what ISO C promises).
 $(BUILD)/fusefs/default_spec.c: fusefs/default.spec
 	@mkdir -p $(dir $@)
 	{ echo '/* generated from fusefs/default.spec: do not edit */'; \
 	  echo '#include "spec.h"'; \
-	  echo 'const char cfs_default_spec[] ='; \
-	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/\\x\1/g' -e 's/^/"/' -e 's/$$/"/'; \
-	  echo ';'; } > $@.tmp && mv $@.tmp $@
+	  echo 'const char cfs_default_spec[] = {'; \
+	  od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1, /g'; \
+	  echo '0};'; } > $@.tmp && mv $@.tmp $@
 $(BUILD)/fusefs/default_spec.o: $(BUILD)/fusefs/default_spec.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 $(CFS_LIB): $(BUILD)/fusefs/default_spec.o
