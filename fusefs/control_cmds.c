@@ -1,0 +1,571 @@
+/*
+ * The control socket's commands: one request line in, one JSON reply out (json-glib). A
+ * dump's reply is streamed in pieces as the client reads (control.c sends them).
+ */
+#include "control_int.h"
+#include "fault.h"
+#include "notify.h"
+#include "paths.h"
+
+#include <errno.h>
+#include <json-glib/json-glib.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- replies ---- */
+
+/*
+ * The generated text, made valid JSON whatever the builder was given:
+ * - json-glib copies strings as given, and the fault list holds rule globs as the client
+ *   sent them (cfs_json_str makes its own strings valid, fault.c does not), so invalid UTF-8
+ *   is replaced as cfs_json_str would (outside strings the text is ASCII, and no decoder
+ *   takes an ASCII byte into a sequence, so only string contents change);
+ * - json-glib (1.6 at least) writes U+001F raw inside a string, which JSON forbids (RFC 8259,
+ *   section 7) and strict parsers such as Python's refuse. Without pretty-printing a control
+ *   byte can only stand inside a string, so each one left becomes its \u escape.
+ */
+static char *cfs_json_clean(char *s)
+{
+	const char *p;
+	GString *out;
+
+	if (!g_utf8_validate(s, -1, NULL)) {
+		char *valid = g_utf8_make_valid(s, -1);
+		g_free(s);
+		s = valid;
+	}
+	for (p = s; *p && (unsigned char)*p >= 0x20; p++)
+		;
+	if (!*p)
+		return s;
+	out = g_string_new_len(s, p - s);
+	for (; *p; p++) {
+		if ((unsigned char)*p < 0x20)
+			g_string_append_printf(out, "\\u%04x", (unsigned char)*p);
+		else
+			g_string_append_c(out, *p);
+	}
+	g_free(s);
+	return g_string_free(out, FALSE);
+}
+
+static char *cfs_json_finish(JsonBuilder *b)
+{
+	JsonGenerator *g = json_generator_new();
+	JsonNode *root;
+	char *s;
+
+	json_builder_end_object(b);
+	root = json_builder_get_root(b);
+	json_generator_set_root(g, root);
+	s = json_generator_to_data(g, NULL);
+	json_node_unref(root);
+	g_object_unref(g);
+	g_object_unref(b);
+	return cfs_json_clean(s);
+}
+
+static JsonBuilder *cfs_json_ok(void)
+{
+	JsonBuilder *b = json_builder_new();
+
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "ok");
+	json_builder_add_boolean_value(b, TRUE);
+	return b;
+}
+
+/* Text from the tree or the client may hold any bytes; JSON strings must be UTF-8. */
+static void cfs_json_str(JsonBuilder *b, const char *key, const char *s, gssize len)
+{
+	gchar *v = g_utf8_make_valid(s, len);
+
+	json_builder_set_member_name(b, key);
+	json_builder_add_string_value(b, v);
+	g_free(v);
+}
+
+static void cfs_json_int(JsonBuilder *b, const char *key, int64_t v)
+{
+	json_builder_set_member_name(b, key);
+	json_builder_add_int_value(b, v);
+}
+
+char *cfs_json_error(const char *fmt, ...)
+{
+	JsonBuilder *b = json_builder_new();
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = g_strdup_vprintf(fmt, ap);
+	va_end(ap);
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "ok");
+	json_builder_add_boolean_value(b, FALSE);
+	cfs_json_str(b, "error", msg, -1);
+	g_free(msg);
+	return cfs_json_finish(b);
+}
+
+static const char *cfs_kind_name(enum rs_kind k)
+{
+	return k == RS_DIR ? "dir" : k == RS_FILE ? "file" : k == RS_LINK ? "link" : "other";
+}
+
+static const char *const cfs_mode_names[] = {"kernel", "collapse", "server"};
+
+/* ---- commands ---- */
+
+static char *cmd_ping(struct cfs_control *c, const char *args)
+{
+	JsonBuilder *b = cfs_json_ok();
+
+	cfs_json_str(b, "version", CFS_VERSION, -1);
+	return cfs_json_finish(b);
+}
+
+static void cfs_stats_ops(struct cfs_control *c, JsonBuilder *b)
+{
+	json_builder_set_member_name(b, "requests");
+	json_builder_begin_object(b);
+	for (int i = 0; i < CFS_OP_MAX; i++)
+		if (c->d->ops[i])
+			cfs_json_int(b, cfs_op_names[i], (int64_t)c->d->ops[i]);
+	json_builder_end_object(b);
+}
+
+/* Our time per request (from its arrival in the loop to the reply's write) and the resolver's
+ * time per walk, for the ops that came: log2 histograms (latency.h). */
+static void cfs_stats_latency(struct cfs_control *c, JsonBuilder *b)
+{
+	const struct cfs_daemon *d = c->d;
+
+	json_builder_set_member_name(b, "latency");
+	json_builder_begin_object(b);
+	for (int i = 0; i <= CFS_OP_MAX; i++)
+		if (d->op_ns[i].count)
+			cfs_hist_json(b, i < CFS_OP_MAX ? cfs_op_names[i] : "other", &d->op_ns[i]);
+	if (d->walk_ns.count)
+		cfs_hist_json(b, "walk", &d->walk_ns);
+	json_builder_end_object(b);
+}
+
+static void cfs_stats_resolver(struct cfs_control *c, JsonBuilder *b)
+{
+	const struct cfs_walk_stats *w = &c->d->walk;
+
+	json_builder_set_member_name(b, "resolver");
+	json_builder_begin_object(b);
+	cfs_json_int(b, "walks", (int64_t)w->walks);
+	cfs_json_int(b, "links_followed", (int64_t)w->links);
+	cfs_json_int(b, "deepest_nesting", w->max_depth);
+	cfs_json_int(b, "eloop", (int64_t)w->eloop);
+	cfs_json_int(b, "other_errors", (int64_t)w->errors);
+	cfs_json_int(b, "heap_frames", (int64_t)w->heap_frames);
+	cfs_json_int(b, "heap_allocs", (int64_t)w->allocs);
+	json_builder_end_object(b);
+}
+
+static void cfs_stats_pollcore(struct cfs_control *c, JsonBuilder *b)
+{
+	struct pc_stats s;
+	uint32_t fds = pc_io_count(c->loop);
+
+	pc_loop_stats(c->loop, &s);
+	json_builder_set_member_name(b, "pollcore");
+	json_builder_begin_object(b);
+	cfs_json_int(b, "waits", (int64_t)(s.waits - c->pc_base.waits));
+	cfs_json_int(b, "waits_inline", (int64_t)(s.waits_inline - c->pc_base.waits_inline));
+	cfs_json_int(b, "waits_heap", (int64_t)(s.waits_heap - c->pc_base.waits_heap));
+	cfs_json_int(b, "heap_allocs", (int64_t)(s.heap_allocs - c->pc_base.heap_allocs));
+	cfs_json_int(b, "largest_table", s.largest_table);
+	cfs_json_int(b, "spin_us", c->d->opts.spin_us);
+	cfs_json_int(b, "spins", (int64_t)(s.spins - c->pc_base.spins));
+	cfs_json_int(b, "spin_hits", (int64_t)(s.spin_hits - c->pc_base.spin_hits));
+	cfs_json_int(b, "spin_polls", (int64_t)(s.spin_polls - c->pc_base.spin_polls));
+	cfs_json_int(b, "spin_skips", (int64_t)(s.spin_skips - c->pc_base.spin_skips));
+	cfs_json_int(b, "fds", fds);
+	/* outside a pass the table is inline exactly when its entries fit (pc.h) */
+	cfs_json_str(b, "table", fds <= PC_INLINE_FDS ? "inline" : "heap", -1);
+	json_builder_end_object(b);
+}
+
+static void cfs_stats_tree(struct cfs_control *c, JsonBuilder *b)
+{
+	struct cfs_tree_stats t;
+	struct cfs_notify_stats n;
+	struct cfs_daemon *d = c->d;
+
+	cfs_tree_stats(d->tree, &t);
+	json_builder_set_member_name(b, "tree");
+	json_builder_begin_object(b);
+	cfs_json_int(b, "nodes", (int64_t)t.nodes);
+	cfs_json_int(b, "dirs", (int64_t)t.dirs);
+	cfs_json_int(b, "files", (int64_t)t.files);
+	cfs_json_int(b, "links", (int64_t)t.links);
+	cfs_json_int(b, "bytes", (int64_t)t.bytes);
+	cfs_json_int(b, "data_bytes", (int64_t)t.data_bytes);
+	json_builder_end_object(b);
+	json_builder_set_member_name(b, "kernel");
+	json_builder_begin_object(b);
+	cfs_json_int(b, "path_nodeids", (int64_t)cfs_paths_count(d->paths));
+	cfs_json_int(b, "lookups", (int64_t)(cfs_tree_total_refs(d->tree) -
+					     cfs_paths_count(d->paths) +
+					     cfs_paths_total_lookups(d->paths)));
+	cfs_notifier_stats(d->notifier, &n);
+	cfs_json_int(b, "invalidations_sent", (int64_t)n.sent);
+	cfs_json_int(b, "invalidations_lost", (int64_t)n.lost);
+	cfs_json_int(b, "invalidations_stale", (int64_t)n.stale);
+	json_builder_end_object(b);
+}
+
+static char *cmd_stats(struct cfs_control *c, const char *args)
+{
+	JsonBuilder *b;
+
+	if (strcmp(args, "reset") == 0) {
+		memset(c->d->ops, 0, sizeof(c->d->ops));
+		memset(&c->d->walk, 0, sizeof(c->d->walk));
+		memset(c->d->op_ns, 0, sizeof(c->d->op_ns));
+		memset(&c->d->walk_ns, 0, sizeof(c->d->walk_ns));
+		pc_loop_stats(c->loop, &c->pc_base);
+	} else if (*args) {
+		return cfs_json_error("usage: stats [reset]");
+	}
+	b = cfs_json_ok();
+	cfs_json_str(b, "mode", cfs_mode_names[c->d->opts.follow], -1);
+	cfs_stats_ops(c, b);
+	cfs_stats_resolver(c, b);
+	cfs_stats_latency(c, b);
+	cfs_stats_pollcore(c, b);
+	cfs_stats_tree(c, b);
+	json_builder_set_member_name(b, "control");
+	json_builder_begin_object(b);
+	cfs_json_int(b, "clients", g_hash_table_size(c->clients));
+	cfs_json_int(b, "accepted", (int64_t)c->accepted);
+	cfs_json_int(b, "refused", (int64_t)c->refused);
+	cfs_json_int(b, "accept_pauses", (int64_t)c->accept_pauses);
+	json_builder_end_object(b);
+	return cfs_json_finish(b);
+}
+
+static char *cfs_limits_reply(struct cfs_control *c)
+{
+	JsonBuilder *b = cfs_json_ok();
+
+	cfs_json_int(b, "nest", c->d->opts.limits.max_nest);
+	cfs_json_int(b, "total", c->d->opts.limits.max_total);
+	return cfs_json_finish(b);
+}
+
+static char *cmd_limits(struct cfs_control *c, const char *args)
+{
+	struct rs_limits l = c->d->opts.limits;
+	gchar **words = g_strsplit_set(args, " \t", -1);
+	char *bad = NULL;
+
+	for (gchar **w = words; *w && !bad; w++) {
+		char *end;
+		unsigned long long v;
+		uint32_t *into = g_str_has_prefix(*w, "nest=")    ? &l.max_nest
+				 : g_str_has_prefix(*w, "total=") ? &l.max_total
+								  : NULL;
+		if (!**w)
+			continue;
+		const char *num = into ? strchr(*w, '=') + 1 : "";
+		errno = 0;
+		v = strtoull(num, &end, 10);
+		if (!into || !*num || *end || errno || *num == '-' || v > RS_LIMIT_MAX)
+			bad = g_strdup_printf("%s: usage: limits [nest=N] [total=N], N up to %d", *w,
+					      RS_LIMIT_MAX);
+		else
+			*into = (uint32_t)v;
+	}
+	g_strfreev(words);
+	if (bad) {
+		char *e = cfs_json_error("%s", bad);
+		g_free(bad);
+		return e;
+	}
+	if (l.max_nest != c->d->opts.limits.max_nest || l.max_total != c->d->opts.limits.max_total) {
+		c->d->opts.limits = l;
+		cfs_coherence_everything(c->d);
+	}
+	return cfs_limits_reply(c);
+}
+
+static char *cmd_mode(struct cfs_control *c, const char *args)
+{
+	for (int m = 0; m < 3; m++)
+		if (strcmp(args, cfs_mode_names[m]) == 0) {
+			if (c->d->opts.follow != (enum cfs_follow)m) {
+				c->d->opts.follow = (enum cfs_follow)m;
+				cfs_coherence_everything(c->d);
+			}
+			JsonBuilder *b = cfs_json_ok();
+			cfs_json_str(b, "mode", cfs_mode_names[m], -1);
+			return cfs_json_finish(b);
+		}
+	return cfs_json_error("usage: mode kernel|collapse|server");
+}
+
+struct cfs_trace_ctx {
+	JsonBuilder *b;
+	struct cfs_daemon *d;
+	uint64_t steps; /* taken, kept or not */
+};
+
+static void cfs_trace_step(void *data, const struct rs_step *s)
+{
+	static const char *const names[] = {"component", "link", "root", "dot", "dotdot"};
+	struct cfs_trace_ctx *t = data;
+	JsonBuilder *b = t->b;
+
+	if (t->steps++ >= CFS_CTL_MAX_STEPS)
+		return;
+	json_builder_begin_object(b);
+	cfs_json_str(b, "step", names[s->kind], -1);
+	if (s->name)
+		cfs_json_str(b, "name", s->name, (gssize)s->name_len);
+	cfs_json_int(b, "node", (int64_t)s->node);
+	cfs_json_str(b, "kind", cfs_kind_name(cfs_tree_kind(t->d->tree, (uint32_t)s->node)), -1);
+	cfs_json_int(b, "depth", s->depth);
+	if (s->target)
+		cfs_json_str(b, "target", s->target, (gssize)s->target_len);
+	json_builder_end_object(b);
+}
+
+static char *cmd_resolve(struct cfs_control *c, const char *args)
+{
+	unsigned flags = RS_FOLLOW;
+	struct rs_result res;
+	JsonBuilder *b;
+
+	if (g_str_has_prefix(args, "nofollow ")) {
+		flags = 0;
+		args += strlen("nofollow ");
+	}
+	if (!*args)
+		return cfs_json_error("usage: resolve [nofollow] PATH");
+	/* timed without the trace, which costs more than the walk */
+	struct rs_ctx plain = {.ops = &cfs_tree_rs_ops, .tree = c->d->tree, .root = CFS_ROOT,
+			       .limits = c->d->opts.limits};
+	uint64_t t0 = cfs_now_ns();
+	rs_resolve(&plain, CFS_ROOT, args, flags, &res);
+	uint64_t ns = cfs_now_ns() - t0;
+	b = cfs_json_ok();
+	cfs_json_str(b, "path", args, -1);
+	cfs_json_int(b, "duration_ns", (int64_t)ns);
+	struct cfs_trace_ctx t = {b, c->d, 0};
+	struct rs_ctx ctx = {&cfs_tree_rs_ops, c->d->tree, CFS_ROOT, c->d->opts.limits, NULL,
+			     cfs_trace_step, &t, NULL, NULL};
+	json_builder_set_member_name(b, "steps");
+	json_builder_begin_array(b);
+	int err = rs_resolve(&ctx, CFS_ROOT, args, flags, &res);
+	json_builder_end_array(b);
+	if (t.steps > CFS_CTL_MAX_STEPS)
+		cfs_json_int(b, "steps_omitted", (int64_t)(t.steps - CFS_CTL_MAX_STEPS));
+	if (err) {
+		const char *name = cfs_errno_name(-err);
+		cfs_json_str(b, "errno", name ? name : strerror(-err), -1);
+	} else {
+		cfs_json_int(b, "node", (int64_t)res.node);
+		cfs_json_str(b, "kind", cfs_kind_name(cfs_tree_kind(c->d->tree, (uint32_t)res.node)),
+			     -1);
+	}
+	cfs_json_int(b, "links", res.links);
+	cfs_json_int(b, "deepest_nesting", res.max_depth);
+	cfs_json_int(b, "heap_frames", res.heap_frames);
+	return cfs_json_finish(b);
+}
+
+/* TEXT as the inside of a JSON string, escaped exactly as the builder escapes a whole
+ * reply (escapes are per character, and pieces end with a line, so pieces join up). */
+static void cfs_json_append_body(GString *out, const char *text, size_t len)
+{
+	JsonNode *n = json_node_alloc();
+	JsonGenerator *g = json_generator_new();
+	gchar *v = g_utf8_make_valid(text, (gssize)len);
+	char *q;
+
+	json_node_init_string(n, v);
+	json_generator_set_root(g, n);
+	q = cfs_json_clean(json_generator_to_data(g, NULL));
+	g_string_append_len(out, q + 1, (gssize)strlen(q) - 2); /* without the quotes */
+	g_free(q);
+	g_free(v);
+	g_object_unref(g);
+	json_node_unref(n);
+}
+
+/* The next piece of a dump, into the dump's text; 1 more to come, 0 done, or -errno. */
+static int cfs_dump_next(struct cfs_spec_dumper *d, GString *into, size_t want)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc;
+
+	if (!f)
+		return -errno;
+	rc = cfs_spec_dumper_next(d, f, want);
+	fclose(f);
+	if (rc >= 0)
+		cfs_json_append_body(into, text, len);
+	free(text);
+	return rc;
+}
+
+/* A streamed dump's next piece. A failure past the first piece cannot become an error reply
+ * (the client has part of an "ok" one): the line is left unfinished and the client closed,
+ * and the log says why. */
+void cfs_dump_piece(struct cfs_client *cl)
+{
+	int rc = cfs_dump_next(cl->dump, cl->out, CFS_CTL_DUMP_PIECE);
+
+	if (rc > 0)
+		return;
+	cfs_spec_dumper_free(cl->dump);
+	cl->dump = NULL;
+	if (rc == 0) {
+		g_string_append(cl->out, "\"}\n");
+		return;
+	}
+	g_message("control: dump cut short: %s", strerror(-rc));
+	cl->closing = true;
+}
+
+static char *cmd_dump(struct cfs_control *c, const char *args)
+{
+	struct cfs_spec_dumper *d = cfs_spec_dumper_new(c->d->tree);
+	struct cfs_client *cl = c->asking;
+	/* without a client (cfs_control_handle) the whole dump makes one reply */
+	size_t want = cl ? CFS_CTL_DUMP_PIECE : SIZE_MAX / 2;
+	GString *reply = g_string_new("{\"ok\":true,\"spec\":\"");
+	int rc = cfs_dump_next(d, reply, want);
+
+	if (rc < 0) {
+		cfs_spec_dumper_free(d);
+		g_string_free(reply, TRUE);
+		return cfs_json_error("dump: %s", strerror(-rc));
+	}
+	if (rc == 0) {
+		cfs_spec_dumper_free(d);
+		g_string_append(reply, "\"}");
+		return g_string_free(reply, FALSE);
+	}
+	/* the rest follows as the socket takes it (cfs_client_flush) */
+	g_string_append_len(cl->out, reply->str, (gssize)reply->len);
+	g_string_free(reply, TRUE);
+	cl->dump = d;
+	return NULL;
+}
+
+static char *cmd_fault(struct cfs_control *c, const char *args)
+{
+	JsonBuilder *b;
+	char *msg = NULL;
+
+	if (g_str_has_prefix(args, "add ")) {
+		if (cfs_fault_add(c->d->faults, args + 4, &msg) != 0) {
+			char *e = cfs_json_error("fault %s", msg);
+			g_free(msg);
+			return e;
+		}
+	} else if (strcmp(args, "clear") == 0) {
+		cfs_fault_clear(c->d->faults);
+	} else if (strcmp(args, "list") != 0 && *args) {
+		return cfs_json_error("usage: fault add op=OP path=GLOB [errno=E] [prob=P] "
+				      "[seed=S] [delay=MS] | fault list | fault clear");
+	}
+	b = cfs_json_ok();
+	json_builder_set_member_name(b, "faults");
+	cfs_fault_list(c->d->faults, b);
+	return cfs_json_finish(b);
+}
+
+static char *cmd_unmount(struct cfs_control *c, const char *args)
+{
+	/* the loop finishes this pass (the reply is sent), then the session is unmounted */
+	c->d->unmount_requested = true;
+	pc_stop(c->loop);
+	return cfs_json_finish(cfs_json_ok());
+}
+
+/* Cold, for experiments: the kernel forgets every name, attribute, link body, listing and
+ * page it holds for this mount, and asks again. */
+static char *cmd_drop(struct cfs_control *c, const char *args)
+{
+	struct cfs_daemon *d = c->d;
+
+	if (*args)
+		return cfs_json_error("usage: drop");
+	cfs_coherence_drop(d);
+	return cfs_json_finish(cfs_json_ok());
+}
+
+/* A spec line at runtime; the kernel forgets the listings of the directories it touched. */
+static char *cmd_generate(struct cfs_control *c, const char *line)
+{
+	struct cfs_spec_defaults def = {getuid(), getgid(), false, {0, 0}};
+	char *msg = NULL;
+	JsonBuilder *b;
+	struct cfs_tree_stats before, after;
+
+	cfs_tree_stats(c->d->tree, &before);
+	if (cfs_spec_apply_line(c->d->tree, line, &def, &msg) != 0) {
+		char *e = cfs_json_error("%s", msg ? msg : "failed");
+		free(msg);
+		return e;
+	}
+	cfs_tree_stats(c->d->tree, &after);
+	b = cfs_json_ok();
+	cfs_json_int(b, "nodes_added", (int64_t)(after.nodes - before.nodes));
+	return cfs_json_finish(b);
+}
+
+struct cfs_cmd {
+	const char *name;
+	char *(*fn)(struct cfs_control *c, const char *args);
+	bool whole_line; /* gets the whole line (spec generators), not what follows the name */
+};
+
+static const struct cfs_cmd cfs_cmds[] = {
+	{"ping", cmd_ping, false},	   {"stats", cmd_stats, false},
+	{"limits", cmd_limits, false},	   {"mode", cmd_mode, false},
+	{"resolve", cmd_resolve, false},   {"dump", cmd_dump, false},
+	{"fault", cmd_fault, false},	   {"unmount", cmd_unmount, false},
+	{"drop", cmd_drop, false},
+#define CFS_CTL_SPEC(name, ...) {#name, cmd_generate, true},
+	CFS_SPEC_KEYWORDS(CFS_CTL_SPEC) /* every spec keyword, as a line */
+#undef CFS_CTL_SPEC
+};
+
+char *cfs_control_handle(struct cfs_control *c, const char *line, size_t len)
+{
+	char *req, *args, *e;
+
+	if (memchr(line, '\0', len))
+		return cfs_json_error("request holds a NUL byte");
+	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
+		len--;
+	req = g_strndup(line, len);
+	args = req + strspn(req, " \t");
+	size_t n = strcspn(args, " \t");
+	for (size_t i = 0; i < G_N_ELEMENTS(cfs_cmds); i++) {
+		if (strlen(cfs_cmds[i].name) != n || strncmp(args, cfs_cmds[i].name, n) != 0)
+			continue;
+		const char *rest = args + n + strspn(args + n, " \t");
+		char *reply = cfs_cmds[i].fn(c, cfs_cmds[i].whole_line ? args : rest);
+		g_free(req);
+		return reply;
+	}
+	e = n ? cfs_json_error("unknown command: %.*s", (int)(n > 64 ? 64 : n), args)
+	      : cfs_json_error("empty request");
+	g_free(req);
+	return e;
+}
