@@ -150,9 +150,21 @@ def answers(root, p, classes):
     return out, st
 
 
+def kind_of(e):
+    """An entry's kind as the listing gives it (d_type; lstat only when that is unknown)."""
+    if e.is_symlink():
+        return "l"
+    if e.is_dir(follow_symlinks=False):
+        return "d"
+    return "f" if e.is_file(follow_symlinks=False) else "o"
+
+
 def listing(d):
+    """Names and kinds: in server mode a link's entry has its target's kind, so a kept
+    listing can go stale in kinds alone."""
     try:
-        return " / ".join(sorted(os.listdir(d)))
+        with os.scandir(d) as it:
+            return " / ".join(sorted(e.name + ":" + kind_of(e) for e in it))
     except OSError as e:
         return err_name(e)
 
