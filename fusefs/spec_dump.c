@@ -373,10 +373,10 @@ static int spec_seen_write(const struct cfs_tree *t, FILE *out, GString *s, uint
 }
 
 /*
- * One node's line(s). A node with several names gets its node line under one name and a
- * "hardlink" line for each other. For a link that name is its first (cfs_tree_parent's):
- * collapse and server modes walk a relative target from that name's directory, so a mount of
- * the dump answers as the tree does. Names the walk meets before the first wait for it.
+ * One node's line(s). A node with several names gets its node line under its first name
+ * (cfs_tree_parent's) and a "hardlink" line for each other: collapse and server modes answer
+ * the path to a node by its first name and walk a link's relative target from there, so a
+ * mount of the dump answers as the tree does. Names the walk meets before the first wait.
  */
 static int spec_dump_node(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
 			  uint32_t id, GHashTable *first)
@@ -391,9 +391,8 @@ static int spec_dump_node(const struct cfs_tree *t, FILE *out, GString *s, const
 	struct spec_seen *seen = g_hash_table_lookup(first, GUINT_TO_POINTER(id));
 	uint32_t gen = cfs_tree_generation(t, id);
 	if (!seen || seen->gen != gen) {
-		GString *at = g_string_new_len(path->str, (gssize)path->len);
-		if (kind == RS_LINK)
-			spec_first_path(t, id, at);
+		GString *at = g_string_new(NULL);
+		spec_first_path(t, id, at);
 		seen = g_malloc0(sizeof(*seen) + at->len + 1);
 		seen->gen = gen;
 		memcpy(seen->path, at->str, at->len + 1);

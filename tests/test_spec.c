@@ -1262,18 +1262,21 @@ START_TEST(test_dump_writes_each_kind)
 }
 END_TEST
 
-/* A hard-linked link is written under its first name, where collapse and server modes walk
- * its relative target from, though the walk meets another of its names first. */
-START_TEST(test_dump_writes_a_hard_linked_link_under_its_first_name)
+/* A node with several names is written under its first name (collapse and server modes walk
+ * a link's relative target from there, and answer paths to a file by it), though the walk
+ * meets another of its names first. */
+START_TEST(test_dump_writes_a_hard_linked_node_under_its_first_name)
 {
 	struct cfs_tree *t = load("dir /a\ndir /z\nfile /z/0\nlink /z/l ../a\nfile /z/9\n"
-				  "hardlink /a/h /z/l\n");
+				  "hardlink /a/h /z/l\nfile /z/g y\nhardlink /a/g2 /z/g\n");
 	char *d = dump_of(t);
 	struct cfs_tree *u = load(d);
 	uint32_t l, z, a;
 
 	ck_assert_ptr_nonnull(strstr(d, "\nlink /z/l ../a"));
 	ck_assert_ptr_nonnull(strstr(d, "\nhardlink /a/h /z/l\n"));
+	ck_assert_ptr_nonnull(strstr(d, "\nfile /z/g y"));
+	ck_assert_ptr_nonnull(strstr(d, "\nhardlink /a/g2 /z/g\n"));
 	ck_assert_int_eq(cfs_tree_lookup(u, CFS_ROOT, "z", 1, &z), 0);
 	ck_assert_int_eq(cfs_tree_lookup(u, z, "l", 1, &l), 0);
 	ck_assert_uint_eq(cfs_tree_parent(u, l), z);
@@ -1947,7 +1950,7 @@ static Suite *spec_suite(void)
 	suite_add_tcase(s, atomic);
 
 	tcase_add_test(dump, test_dump_writes_each_kind);
-	tcase_add_test(dump, test_dump_writes_a_hard_linked_link_under_its_first_name);
+	tcase_add_test(dump, test_dump_writes_a_hard_linked_node_under_its_first_name);
 	tcase_add_test(dump, test_streamed_dump_writes_a_link_whose_first_name_went);
 	tcase_add_test(dump, test_special_nodes_load_and_dump);
 	tcase_add_test(dump, test_dump_round_trips_odd_names_and_bytes);
