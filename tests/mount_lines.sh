@@ -40,6 +40,19 @@ check "... and its new bytes" test "$(tail -n 1 "$M/x y/old")" = more
 check "a line in the root" ctl 'file "/top level" "t\n"'
 check "... shows in the root's listing" sh -c "ls '$M' | grep -qx 'top level'"
 
+# drop: the kernel forgets what it holds for this mount and asks again (cold experiments)
+asked() { ctl stats | awk '$1 == "lookup" || $1 == "getattr" { n += $2 } END { print n }'; }
+stat "$M/x y/old" "$M/plain" >/dev/null
+a0=$(asked)
+stat "$M/x y/old" "$M/plain" >/dev/null
+a1=$(asked)
+check "warm: the kernel answers from its caches ($a0 then $a1 lookups and getattrs)" \
+	test "$a1" -eq "$a0"
+ctl drop >/dev/null
+stat "$M/x y/old" "$M/plain" >/dev/null
+a2=$(asked)
+check "after drop it asks again ($a1 then $a2)" test "$a2" -ge $((a1 + 3))
+
 # every spec keyword chainfsctl offers is a command the daemon runs, and the man page names it
 for w in $("$CTL" --commands | sed -n '/^dir$/,$p'); do
 	out=$(ctl "$w" 2>&1)
