@@ -32,7 +32,7 @@ UNIT_TESTS :=    # Check suites, run by check-unit (and under sanitizers by chec
 SHELL_TESTS :=   # integration scripts, run by check-integration
 BENCHES :=       # bench programs built by `make bench`
 
-.PHONY: all deps check check-run check-unit check-asan check-integration bench demo \
+.PHONY: all deps format format-check check check-run check-unit check-asan check-integration bench demo \
 	install clean fuzz format
 .DEFAULT_GOAL := all
 
@@ -102,8 +102,13 @@ install: all
 	for m in man/*.1; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man1/; done; true
 	for m in man/*.5; do [ -e "$$m" ] && install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man5/; done; true
 
+# Every C file as .clang-format says; make check runs format-check first.
+FORMAT := clang-format-14
+C_SOURCES = $(shell find resolver pollcore fusefs tests bench -name '*.[ch]')
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	$(FORMAT) -i $(C_SOURCES)
+format-check:
+	$(FORMAT) --dry-run -Werror $(C_SOURCES)
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -60,7 +60,8 @@ static char *ctl_ask(int fd, const char *req)
 	*strchr(in->str, '\n') = '\0';
 	return g_string_free(in, FALSE);
 fail:
-	fprintf(stderr, "chainfsctl: no answer: %s\n", n == 0 ? "connection closed" : strerror(errno));
+	fprintf(stderr, "chainfsctl: no answer: %s\n",
+		n == 0 ? "connection closed" : strerror(errno));
 	g_string_free(in, TRUE);
 	return NULL;
 }
@@ -76,8 +77,8 @@ static void print_value(const char *key, JsonNode *v, int indent)
 		g_list_free(keys);
 	} else if (JSON_NODE_HOLDS_VALUE(v)) {
 		gchar *s = json_node_get_value_type(v) == G_TYPE_STRING
-				   ? g_strdup(json_node_get_string(v))
-				   : g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(v));
+			       ? g_strdup(json_node_get_string(v))
+			       : g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(v));
 		if (json_node_get_value_type(v) == G_TYPE_BOOLEAN)
 			snprintf(s, strlen(s) + 1, "%s", json_node_get_boolean(v) ? "yes" : "no");
 		printf("%*s%-*s %s\n", indent, "", 28 - indent, key, s);
@@ -141,7 +142,8 @@ static void print_faults(JsonObject *o)
 		       str_of(f, "op"), str_of(f, "path"), str_of(f, "errno"),
 		       json_object_get_double_member(f, "prob"),
 		       json_object_get_int_member(f, "delay_ms"),
-		       json_object_get_int_member(f, "checks"), json_object_get_int_member(f, "hits"));
+		       json_object_get_int_member(f, "checks"),
+		       json_object_get_int_member(f, "hits"));
 	}
 }
 
@@ -175,15 +177,15 @@ static int print_reply(const char *cmd, JsonObject *o)
 
 /* The commands, for the usage text and for completion (--commands): one table. */
 static const char *const cfs_commands[][2] = {
-	{"ping", ""},
-	{"stats", "[reset]"},
-	{"limits", "[nest=N] [total=N]"},
-	{"mode", "kernel|collapse|server"},
-	{"resolve", "[nofollow] PATH"},
-	{"dump", ""},
-	{"drop", "(the mount's kernel caches, for cold runs)"},
-	{"fault", "add|list|clear"},
-	{"unmount", ""},
+    {"ping", ""},
+    {"stats", "[reset]"},
+    {"limits", "[nest=N] [total=N]"},
+    {"mode", "kernel|collapse|server"},
+    {"resolve", "[nofollow] PATH"},
+    {"dump", ""},
+    {"drop", "(the mount's kernel caches, for cold runs)"},
+    {"fault", "add|list|clear"},
+    {"unmount", ""},
 };
 /* spec lines run at runtime (chainfs-spec(5)) */
 #define CFS_SPEC_WORD(name, ...) #name,
@@ -249,8 +251,10 @@ static int connect_mount(const char *mnt)
 		return -1;
 	}
 	if (stat(path, &st) != 0) {
-		fprintf(stderr, "chainfsctl: %s: no control socket at %s (mounted with -o ctl=...? "
-				"then give it with -s)\n", mnt, path);
+		fprintf(stderr,
+			"chainfsctl: %s: no control socket at %s (mounted with -o ctl=...? "
+			"then give it with -s)\n",
+			mnt, path);
 		return -1;
 	}
 	return ctl_connect(path);
@@ -269,7 +273,8 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "--commands") == 0) { /* one a line, for completion */
 			for (size_t k = 0; k < sizeof(cfs_commands) / sizeof(cfs_commands[0]); k++)
 				puts(cfs_commands[k][0]);
-			for (size_t k = 0; k < sizeof(cfs_spec_words) / sizeof(cfs_spec_words[0]); k++)
+			for (size_t k = 0; k < sizeof(cfs_spec_words) / sizeof(cfs_spec_words[0]);
+			     k++)
 				puts(cfs_spec_words[k]);
 			return 0;
 		}

@@ -128,8 +128,7 @@ void cfs_coherence_attrs_now(struct cfs_daemon *d, fuse_ino_t ino)
 	cfs_notify_attrs_now(d->se, ino);
 }
 
-void cfs_coherence_moved(struct cfs_daemon *d, fuse_ino_t parent, const char *name,
-			 size_t len)
+void cfs_coherence_moved(struct cfs_daemon *d, fuse_ino_t parent, const char *name, size_t len)
 {
 	if (d->opts.follow == CFS_FOLLOW_SERVER)
 		cfs_notify_entry(d->notifier, parent, name, len);

@@ -48,8 +48,7 @@ void cfs_coherence_attrs_now(struct cfs_daemon *d, fuse_ino_t ino);
 
 /* A rename moved (PARENT, NAME) as the kernel names it: in server mode what a relative link
  * there means may have moved with it, so the kernel's entry goes. */
-void cfs_coherence_moved(struct cfs_daemon *d, fuse_ino_t parent, const char *name,
-			 size_t len);
+void cfs_coherence_moved(struct cfs_daemon *d, fuse_ino_t parent, const char *name, size_t len);
 
 /* The mode or the limits changed: the kernel forgets every name and link body it holds,
  * and every listing (a link's kind depends on the mode). */

@@ -77,7 +77,6 @@ static bool cfs_client_busy(const struct cfs_client *cl)
 	return cl->held || cl->dump;
 }
 
-
 /* Send what the socket takes: false when the client went away (and was closed). */
 static bool cfs_client_send(struct cfs_client *cl)
 {
@@ -135,7 +134,6 @@ static void cfs_client_reply(struct cfs_client *cl, char *json)
 	g_free(json);
 }
 
-
 /* Answer one request; a reply to one that queued invalidations is held until they were
  * delivered (the loop goes on serving the kernel meanwhile: that is what lets them through). */
 static void cfs_client_request(struct cfs_client *cl, const char *line, size_t len)
@@ -168,7 +166,8 @@ static void cfs_client_lines(struct cfs_client *cl)
 		g_string_erase(cl->in, 0, (gssize)len + 1);
 	}
 	if (cl->in->len > CFS_CTL_MAX_LINE) {
-		cfs_client_reply(cl, cfs_json_error("request longer than %d bytes", CFS_CTL_MAX_LINE));
+		cfs_client_reply(cl,
+				 cfs_json_error("request longer than %d bytes", CFS_CTL_MAX_LINE));
 		g_string_truncate(cl->in, 0);
 		cl->closing = true;
 	}
@@ -226,8 +225,8 @@ static void cfs_on_accept(struct pc_loop *loop, int fd, int revents, void *data)
 		return;
 	}
 	struct cfs_client *cl = g_new0(struct cfs_client, 1);
-	*cl = (struct cfs_client){.ctl = c, .fd = cfd, .in = g_string_new(NULL),
-				  .out = g_string_new(NULL)};
+	*cl = (struct cfs_client){
+	    .ctl = c, .fd = cfd, .in = g_string_new(NULL), .out = g_string_new(NULL)};
 	if (pc_io_add(loop, cfd, POLLIN, cfs_on_client, cl) != 0) {
 		cfs_client_free(cl);
 		return;
@@ -303,8 +302,8 @@ static void cfs_on_delivered(struct pc_loop *loop, int fd, int revents, void *da
 	}
 	/* sending may close a client: look each up again, outside the iteration */
 	for (guint i = 0; i < ready->len; i++) {
-		struct cfs_client *cl = g_hash_table_lookup(
-		    c->clients, GINT_TO_POINTER(g_array_index(ready, int, i)));
+		struct cfs_client *cl =
+		    g_hash_table_lookup(c->clients, GINT_TO_POINTER(g_array_index(ready, int, i)));
 		if (!cl)
 			continue;
 		char *reply = cl->held;
@@ -316,15 +315,15 @@ static void cfs_on_delivered(struct pc_loop *loop, int fd, int revents, void *da
 	g_array_free(ready, TRUE);
 }
 
-int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_loop *loop,
-		      int fd, const char *path)
+int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_loop *loop, int fd,
+		      const char *path)
 {
 	struct cfs_control *c;
 	int err = 0;
 
 	c = g_new0(struct cfs_control, 1);
-	*c = (struct cfs_control){.d = d, .loop = loop, .fd = fd, .path = g_strdup(path),
-				  .wake_fd = -1};
+	*c = (struct cfs_control){
+	    .d = d, .loop = loop, .fd = fd, .path = g_strdup(path), .wake_fd = -1};
 	c->clients = g_hash_table_new_full(NULL, NULL, NULL, cfs_client_free);
 	pc_timer_init(&c->resume, cfs_on_resume, c);
 	if (fd >= 0)

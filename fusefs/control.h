@@ -33,8 +33,8 @@ int cfs_control_listen(const char *path);
 /* Serve the socket FD listens on (from cfs_control_listen(); it is ours from now on, closed
  * and PATH removed by cfs_control_stop(), on error too). FD -1: no socket, requests come only
  * through cfs_control_handle() (the fuzz target drives it so, without a mount). */
-int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_loop *loop,
-		      int fd, const char *path);
+int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_loop *loop, int fd,
+		      const char *path);
 /* Close every client and the socket, and remove it. */
 void cfs_control_stop(struct cfs_control *c);
 

@@ -213,9 +213,9 @@ static void cfs_stats_tree(struct cfs_control *c, JsonBuilder *b)
 	json_builder_set_member_name(b, "kernel");
 	json_builder_begin_object(b);
 	cfs_json_int(b, "path_nodeids", (int64_t)cfs_paths_count(d->paths));
-	cfs_json_int(b, "lookups", (int64_t)(cfs_tree_total_refs(d->tree) -
-					     cfs_paths_count(d->paths) +
-					     cfs_paths_total_lookups(d->paths)));
+	cfs_json_int(b, "lookups",
+		     (int64_t)(cfs_tree_total_refs(d->tree) - cfs_paths_count(d->paths) +
+			       cfs_paths_total_lookups(d->paths)));
 	cfs_notifier_stats(d->notifier, &n);
 	cfs_json_int(b, "invalidations_sent", (int64_t)n.sent);
 	cfs_json_int(b, "invalidations_lost", (int64_t)n.lost);
@@ -271,7 +271,7 @@ static char *cmd_limits(struct cfs_control *c, const char *args)
 	for (gchar **w = words; *w && !bad; w++) {
 		char *end;
 		unsigned long long v;
-		uint32_t *into = g_str_has_prefix(*w, "nest=")    ? &l.max_nest
+		uint32_t *into = g_str_has_prefix(*w, "nest=")	  ? &l.max_nest
 				 : g_str_has_prefix(*w, "total=") ? &l.max_total
 								  : NULL;
 		if (!**w)
@@ -280,8 +280,8 @@ static char *cmd_limits(struct cfs_control *c, const char *args)
 		errno = 0;
 		v = strtoull(num, &end, 10);
 		if (!into || !*num || *end || errno || *num == '-' || v > RS_LIMIT_MAX)
-			bad = g_strdup_printf("%s: usage: limits [nest=N] [total=N], N up to %d", *w,
-					      RS_LIMIT_MAX);
+			bad = g_strdup_printf("%s: usage: limits [nest=N] [total=N], N up to %d",
+					      *w, RS_LIMIT_MAX);
 		else
 			*into = (uint32_t)v;
 	}
@@ -291,7 +291,8 @@ static char *cmd_limits(struct cfs_control *c, const char *args)
 		g_free(bad);
 		return e;
 	}
-	if (l.max_nest != c->d->opts.limits.max_nest || l.max_total != c->d->opts.limits.max_total) {
+	if (l.max_nest != c->d->opts.limits.max_nest ||
+	    l.max_total != c->d->opts.limits.max_total) {
 		c->d->opts.limits = l;
 		cfs_coherence_everything(c->d);
 	}
@@ -352,7 +353,9 @@ static char *cmd_resolve(struct cfs_control *c, const char *args)
 	if (!*args)
 		return cfs_json_error("usage: resolve [nofollow] PATH");
 	/* timed without the trace, which costs more than the walk */
-	struct rs_ctx plain = {.ops = &cfs_tree_rs_ops, .tree = c->d->tree, .root = CFS_ROOT,
+	struct rs_ctx plain = {.ops = &cfs_tree_rs_ops,
+			       .tree = c->d->tree,
+			       .root = CFS_ROOT,
 			       .limits = c->d->opts.limits};
 	uint64_t t0 = cfs_now_ns();
 	rs_resolve(&plain, CFS_ROOT, args, flags, &res);
@@ -361,8 +364,9 @@ static char *cmd_resolve(struct cfs_control *c, const char *args)
 	cfs_json_str(b, "path", args, -1);
 	cfs_json_int(b, "duration_ns", (int64_t)ns);
 	struct cfs_trace_ctx t = {b, c->d, 0};
-	struct rs_ctx ctx = {&cfs_tree_rs_ops, c->d->tree, CFS_ROOT, c->d->opts.limits, NULL,
-			     cfs_trace_step, &t, NULL, NULL};
+	struct rs_ctx ctx = plain;
+	ctx.trace = cfs_trace_step;
+	ctx.trace_data = &t;
 	json_builder_set_member_name(b, "steps");
 	json_builder_begin_array(b);
 	int err = rs_resolve(&ctx, CFS_ROOT, args, flags, &res);
@@ -374,8 +378,8 @@ static char *cmd_resolve(struct cfs_control *c, const char *args)
 		cfs_json_str(b, "errno", name ? name : strerror(-err), -1);
 	} else {
 		cfs_json_int(b, "node", (int64_t)res.node);
-		cfs_json_str(b, "kind", cfs_kind_name(cfs_tree_kind(c->d->tree, (uint32_t)res.node)),
-			     -1);
+		cfs_json_str(b, "kind",
+			     cfs_kind_name(cfs_tree_kind(c->d->tree, (uint32_t)res.node)), -1);
 	}
 	cfs_json_int(b, "links", res.links);
 	cfs_json_int(b, "deepest_nesting", res.max_depth);
@@ -535,13 +539,11 @@ struct cfs_cmd {
 };
 
 static const struct cfs_cmd cfs_cmds[] = {
-	{"ping", cmd_ping, false},	   {"stats", cmd_stats, false},
-	{"limits", cmd_limits, false},	   {"mode", cmd_mode, false},
-	{"resolve", cmd_resolve, false},   {"dump", cmd_dump, false},
-	{"fault", cmd_fault, false},	   {"unmount", cmd_unmount, false},
-	{"drop", cmd_drop, false},
+    {"ping", cmd_ping, false},	    {"stats", cmd_stats, false},     {"limits", cmd_limits, false},
+    {"mode", cmd_mode, false},	    {"resolve", cmd_resolve, false}, {"dump", cmd_dump, false},
+    {"fault", cmd_fault, false},    {"unmount", cmd_unmount, false}, {"drop", cmd_drop, false},
 #define CFS_CTL_SPEC(name, ...) {#name, cmd_generate, true},
-	CFS_SPEC_KEYWORDS(CFS_CTL_SPEC) /* every spec keyword, as a line */
+    CFS_SPEC_KEYWORDS(CFS_CTL_SPEC) /* every spec keyword, as a line */
 #undef CFS_CTL_SPEC
 };
 

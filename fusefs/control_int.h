@@ -13,10 +13,10 @@ struct cfs_client {
 	struct cfs_control *ctl;
 	int fd;
 	GString *in, *out;
-	char *held;      /* a reply waiting for the invalidations its request queued */
-	uint64_t ticket; /* ... up to this one (notify.h) */
+	char *held;		      /* a reply waiting for the invalidations its request queued */
+	uint64_t ticket;	      /* ... up to this one (notify.h) */
 	struct cfs_spec_dumper *dump; /* a dump being streamed */
-	bool closing; /* send what is pending, then close */
+	bool closing;		      /* send what is pending, then close */
 };
 
 struct cfs_control {
@@ -24,13 +24,13 @@ struct cfs_control {
 	struct pc_loop *loop;
 	int fd;
 	char *path;
-	GHashTable *clients; /* fd -> struct cfs_client */
+	GHashTable *clients;	 /* fd -> struct cfs_client */
 	struct pc_stats pc_base; /* `stats reset` subtracts this */
 	uint64_t refused, accepted;
-	uint64_t accept_pauses; /* times accept ran out of fds and the listener was set aside */
-	bool paused;		/* ... and still is */
-	bool pause_told;	/* logged once until an accept succeeds again */
-	struct pc_timer resume; /* polls the listener again after CFS_CTL_ACCEPT_RETRY_MS */
+	uint64_t accept_pauses;	   /* times accept ran out of fds and the listener was set aside */
+	bool paused;		   /* ... and still is */
+	bool pause_told;	   /* logged once until an accept succeeds again */
+	struct pc_timer resume;	   /* polls the listener again after CFS_CTL_ACCEPT_RETRY_MS */
 	struct cfs_client *asking; /* whose request is being answered (NULL: cfs_control_handle) */
 	int wake_fd;		   /* the notifier's: delivered what a held reply waits for */
 };

@@ -58,13 +58,13 @@ enum cfs_opens { CFS_OPENS_SKIP, CFS_OPENS_ANSWER };
 struct cfs_opts {
 	enum cfs_follow follow;
 	enum cfs_loop_kind loop;
-	uint32_t spin_us;     /* pollcore's busy-poll window (pc_loop_set_spin) */
+	uint32_t spin_us; /* pollcore's busy-poll window (pc_loop_set_spin) */
 	struct rs_limits limits;
 	double entry_timeout; /* < 0: chosen per mode */
 	double attr_timeout;
-	bool abslinks_raw;    /* kernel mode: readlink returns absolute targets as stored */
-	uint64_t max_data;    /* file data the tree may hold (-o max_data) */
-	const char *spec;     /* NULL: the embedded default tree */
+	bool abslinks_raw; /* kernel mode: readlink returns absolute targets as stored */
+	uint64_t max_data; /* file data the tree may hold (-o max_data) */
+	const char *spec;  /* NULL: the embedded default tree */
 	const char *mountpoint;
 	const char *ctl_path; /* control socket; NULL: derived from the mountpoint */
 	enum cfs_opens opens;
@@ -72,6 +72,7 @@ struct cfs_opts {
 
 /* The requests we count, for `stats`: X(name, the kernel's opcode). FUSE_RENAME is counted
  * as rename and FUSE_FSYNCDIR as fsync (cfs_op_of_opcode). */
+/* clang-format off */
 #define CFS_OPS(X)                                                                          \
 	X(init, FUSE_INIT) X(lookup, FUSE_LOOKUP) X(forget, FUSE_FORGET)                    \
 	X(forget_multi, FUSE_BATCH_FORGET) X(getattr, FUSE_GETATTR) X(setattr, FUSE_SETATTR) \
@@ -83,6 +84,7 @@ struct cfs_opts {
 	X(readdirplus, FUSE_READDIRPLUS) X(releasedir, FUSE_RELEASEDIR)                     \
 	X(statfs, FUSE_STATFS) X(access, FUSE_ACCESS) X(create, FUSE_CREATE)                \
 	X(getxattr, FUSE_GETXATTR) X(listxattr, FUSE_LISTXATTR)
+/* clang-format on */
 
 #define CFS_OP_ENUM(n, opcode) CFS_OP_##n,
 enum cfs_op { CFS_OPS(CFS_OP_ENUM) CFS_OP_MAX };
@@ -106,21 +108,21 @@ struct cfs_daemon {
 	struct cfs_notifier *notifier; /* kernel cache invalidations */
 	struct cfs_faults *faults;     /* injected on purpose through the control socket */
 	struct cfs_linkset *answered;  /* kernel mode: links whose answer depends on the tree */
-	bool cache_symlinks;           /* the kernel keeps link bodies (negotiated at init) */
-	bool unmount_requested;        /* by the control socket */
+	bool cache_symlinks;	       /* the kernel keeps link bodies (negotiated at init) */
+	bool unmount_requested;	       /* by the control socket */
 	/* what -o opens=skip took hold of, decided at INIT (ops.c): see enum cfs_opens */
 	struct {
 		bool skip_open, skip_opendir; /* the kernel offered NO_OPEN(DIR)_SUPPORT */
-		bool listings_kept;           /* an OPENDIR was answered ENOSYS */
+		bool listings_kept;	      /* an OPENDIR was answered ENOSYS */
 	} opening;
 	char ctl_path[CFS_SUN_PATH_MAX]; /* the control socket's, settled before daemonizing */
-	int ctl_fd; /* its listening fd until the control takes it, or -1 */
-	struct cfs_changes changes;    /* what the tree changed since the last flush */
-	struct cfs_coherence coh;      /* coherence.c's own state */
+	int ctl_fd;			 /* its listening fd until the control takes it, or -1 */
+	struct cfs_changes changes;	 /* what the tree changed since the last flush */
+	struct cfs_coherence coh;	 /* coherence.c's own state */
 	uint64_t ops[CFS_OP_MAX];
 	struct cfs_walk_stats walk;
 	struct cfs_hist op_ns[CFS_OP_MAX + 1]; /* our time per request; [CFS_OP_MAX]: others */
-	struct cfs_hist walk_ns;               /* the resolver's time per walk */
+	struct cfs_hist walk_ns;	       /* the resolver's time per walk */
 };
 
 extern const struct fuse_lowlevel_ops cfs_ops;

@@ -26,12 +26,28 @@ static const struct {
 	int err;
 	const char *name;
 } cfs_errnos[] = {
-	{EIO, "EIO"}, {ENOENT, "ENOENT"}, {EACCES, "EACCES"}, {EPERM, "EPERM"},
-	{ELOOP, "ELOOP"}, {ENOTDIR, "ENOTDIR"}, {EISDIR, "EISDIR"}, {ENOSPC, "ENOSPC"},
-	{ENOMEM, "ENOMEM"}, {EAGAIN, "EAGAIN"}, {ETIMEDOUT, "ETIMEDOUT"}, {EROFS, "EROFS"},
-	{ENAMETOOLONG, "ENAMETOOLONG"}, {EXDEV, "EXDEV"}, {EINVAL, "EINVAL"},
-	{ENOTEMPTY, "ENOTEMPTY"}, {EEXIST, "EEXIST"}, {EBUSY, "EBUSY"}, {EFBIG, "EFBIG"},
-	{ENOTCONN, "ENOTCONN"}, {ESTALE, "ESTALE"}, {EINTR, "EINTR"},
+    {EIO, "EIO"},
+    {ENOENT, "ENOENT"},
+    {EACCES, "EACCES"},
+    {EPERM, "EPERM"},
+    {ELOOP, "ELOOP"},
+    {ENOTDIR, "ENOTDIR"},
+    {EISDIR, "EISDIR"},
+    {ENOSPC, "ENOSPC"},
+    {ENOMEM, "ENOMEM"},
+    {EAGAIN, "EAGAIN"},
+    {ETIMEDOUT, "ETIMEDOUT"},
+    {EROFS, "EROFS"},
+    {ENAMETOOLONG, "ENAMETOOLONG"},
+    {EXDEV, "EXDEV"},
+    {EINVAL, "EINVAL"},
+    {ENOTEMPTY, "ENOTEMPTY"},
+    {EEXIST, "EEXIST"},
+    {EBUSY, "EBUSY"},
+    {EFBIG, "EFBIG"},
+    {ENOTCONN, "ENOTCONN"},
+    {ESTALE, "ESTALE"},
+    {EINTR, "EINTR"},
 };
 
 const char *cfs_errno_name(int err)
@@ -216,7 +232,7 @@ void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b)
 		json_builder_set_member_name(b, "path");
 		json_builder_add_string_value(b, r->glob);
 		json_builder_set_member_name(b, "errno");
-		json_builder_add_string_value(b, !r->err			 ? ""
+		json_builder_add_string_value(b, !r->err		  ? ""
 						 : cfs_errno_name(r->err) ? cfs_errno_name(r->err)
 									  : "other");
 		json_builder_set_member_name(b, "prob");

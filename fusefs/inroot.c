@@ -48,8 +48,8 @@ bool cfs_target_may_climb(const char *target, size_t len)
  * the walk got to and *stop where it stopped: at LAST, or at the component that failed
  * (missing, under a non-directory, a link that does not resolve), which the answer keeps so
  * that the kernel fails there too. 0, or -ENOMEM. */
-static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, uint32_t *at,
-		     const char *p, const char *last, const char **stop, bool *at_root)
+static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, uint32_t *at, const char *p,
+		     const char *last, const char **stop, bool *at_root)
 {
 	struct rs_ctx ctx = {
 	    .ops = &cfs_tree_rs_ops, .tree = (void *)t, .root = CFS_ROOT, .limits = limits};
@@ -86,8 +86,8 @@ static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, uint32_t
 	return 0;
 }
 
-int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t link,
-		    uint32_t *at, const char **rest, const char **end, bool *as_stored)
+int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t link, uint32_t *at,
+		    const char **rest, const char **end, bool *as_stored)
 {
 	const char *target;
 	size_t len;

@@ -23,15 +23,17 @@ bool cfs_target_may_climb(const char *target, size_t len);
  * target is relative, the walk went through and no ".." was taken at the root, so the
  * kernel's walk of the stored target means the same (as long as the tree stays as it is).
  * 0, -ENOMEM, -EINVAL (not a link). */
-int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t link,
-		    uint32_t *at, const char **rest, const char **end, bool *as_stored);
+int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t link, uint32_t *at,
+		    const char **rest, const char **end, bool *as_stored);
 /* Append the components of [P, END) to the path OUT[0..N) (RS_PATH_MAX bytes), each ".."
  * written as "." (past a failed walk they would climb from wherever the tree has changed;
- * "." still fails under a file) and a trailing slash after them kept. The new length or -ENAMETOOLONG. */
+ * "." still fails under a file) and a trailing slash after them kept. The new length or
+ * -ENAMETOOLONG. */
 ssize_t cfs_inroot_append(char *out, size_t n, const char *p, const char *end);
 /* LINK's target for a copy on disk, into OUT (RS_PATH_MAX bytes): as stored when it means
- * the same there (see cfs_inroot_walk); else the relative path from the link's directory to where its in-root walk leads,
- * plus the rest. The length, or -ENAMETOOLONG, -ENOMEM, -EINVAL (not a link). */
+ * the same there (see cfs_inroot_walk); else the relative path from the link's directory to where
+ * its in-root walk leads, plus the rest. The length, or -ENAMETOOLONG, -ENOMEM, -EINVAL (not a
+ * link). */
 ssize_t cfs_inroot_target(const struct cfs_tree *t, struct rs_limits limits, uint32_t link,
 			  char *out);
 /* The path from directory FROM to node TO ("." when the same), into OUT (RS_PATH_MAX bytes).

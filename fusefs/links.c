@@ -78,8 +78,11 @@ bool cfs_shows_as_link(int err)
 ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
 		     char *out)
 {
-	struct rs_ctx ctx = {.ops = &cfs_tree_rs_ops, .tree = d->tree, .root = CFS_ROOT,
-			     .limits = d->opts.limits, .cred = cred};
+	struct rs_ctx ctx = {.ops = &cfs_tree_rs_ops,
+			     .tree = d->tree,
+			     .root = CFS_ROOT,
+			     .limits = d->opts.limits,
+			     .cred = cred};
 	char name[RS_NAME_MAX + 1];
 	const char *nm;
 	size_t len;
@@ -172,7 +175,8 @@ ssize_t cfs_answer_path(const struct cfs_daemon *d, uint32_t link, uint32_t node
 	cfs_tree_stat(d->tree, link, &st);
 	if (st.st_nlink == 1) {
 		n = cfs_relative_path(d->tree, dir, node, out);
-		if (n < 0 || !(n >= 2 && out[0] == '.' && out[1] == '.' && (n == 2 || out[2] == '/')))
+		if (n < 0 ||
+		    !(n >= 2 && out[0] == '.' && out[1] == '.' && (n == 2 || out[2] == '/')))
 			return n;
 	}
 	return cfs_mount_path(d, node, out);

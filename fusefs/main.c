@@ -27,24 +27,27 @@ struct cfs_cmdline {
 	int npositional;
 };
 
-#define CFS_OPT(t, p) {t, offsetof(struct cfs_cmdline, p), 1}
+#define CFS_OPT(t, p)                                                                              \
+	{                                                                                          \
+		t, offsetof(struct cfs_cmdline, p), 1                                              \
+	}
 static const struct fuse_opt cfs_opt_spec[] = {
-	CFS_OPT("follow=%s", follow),
-	CFS_OPT("abslinks=%s", abslinks),
-	CFS_OPT("loop=%s", loop),
-	CFS_OPT("opens=%s", opens),
-	CFS_OPT("spin=%s", spin),
-	CFS_OPT("ctl=%s", ctl),
-	CFS_OPT("max_nest=%s", max_nest),
-	CFS_OPT("max_total=%s", max_total),
-	CFS_OPT("entry_timeout=%s", entry_timeout),
-	CFS_OPT("attr_timeout=%s", attr_timeout),
-	CFS_OPT("max_data=%s", max_data),
-	CFS_OPT("--materialize", materialize),
-	CFS_OPT("--keep-ids", keep_ids),
-	/* always on (main): accepted, and passed on to libfuse as it is */
-	FUSE_OPT_KEY("default_permissions", FUSE_OPT_KEY_KEEP),
-	FUSE_OPT_END,
+    CFS_OPT("follow=%s", follow),
+    CFS_OPT("abslinks=%s", abslinks),
+    CFS_OPT("loop=%s", loop),
+    CFS_OPT("opens=%s", opens),
+    CFS_OPT("spin=%s", spin),
+    CFS_OPT("ctl=%s", ctl),
+    CFS_OPT("max_nest=%s", max_nest),
+    CFS_OPT("max_total=%s", max_total),
+    CFS_OPT("entry_timeout=%s", entry_timeout),
+    CFS_OPT("attr_timeout=%s", attr_timeout),
+    CFS_OPT("max_data=%s", max_data),
+    CFS_OPT("--materialize", materialize),
+    CFS_OPT("--keep-ids", keep_ids),
+    /* always on (main): accepted, and passed on to libfuse as it is */
+    FUSE_OPT_KEY("default_permissions", FUSE_OPT_KEY_KEEP),
+    FUSE_OPT_END,
 };
 
 static int cfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
@@ -231,8 +234,7 @@ static struct cfs_tree *cfs_build_tree(const char *spec, uint64_t max_data)
 	if (spec && strcmp(spec, "@default") != 0) {
 		def.stamp = false; /* the spec file's own mtime */
 		rc = cfs_spec_load_file(t, spec, &def, &err);
-	}
-	else
+	} else
 		rc = cfs_spec_load_text(t, "<default>", cfs_default_spec, strlen(cfs_default_spec),
 					&def, &err);
 	if (rc) {
@@ -267,7 +269,7 @@ static int cfs_materialize_main(const struct cfs_cmdline *c)
 static void cfs_log(const gchar *domain, GLogLevelFlags level, const gchar *msg, gpointer data)
 {
 	const char *dbg = g_getenv("G_MESSAGES_DEBUG");
-	const char *what = (level & G_LOG_LEVEL_ERROR)      ? "error"
+	const char *what = (level & G_LOG_LEVEL_ERROR)	    ? "error"
 			   : (level & G_LOG_LEVEL_CRITICAL) ? "critical"
 			   : (level & G_LOG_LEVEL_WARNING)  ? "warning"
 			   : (level & G_LOG_LEVEL_DEBUG)    ? "debug"
@@ -281,9 +283,9 @@ static void cfs_log(const gchar *domain, GLogLevelFlags level, const gchar *msg,
 
 static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
-	char **strs[] = {&c->follow, &c->abslinks, &c->loop, &c->ctl, &c->opens, &c->spin,
-			 &c->max_nest, &c->max_total, &c->entry_timeout, &c->attr_timeout,
-			 &c->max_data};
+	char **strs[] = {&c->follow,	    &c->abslinks,     &c->loop,	    &c->ctl,
+			 &c->opens,	    &c->spin,	      &c->max_nest, &c->max_total,
+			 &c->entry_timeout, &c->attr_timeout, &c->max_data};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
 	for (int i = 0; i < c->npositional; i++)
@@ -297,7 +299,8 @@ int main(int argc, char *argv[])
 	struct cfs_cmdline c = {0};
 	struct cfs_daemon d = {.ctl_fd = -1,
 			       .opts = {.limits = {RS_DEFAULT_NEST, RS_DEFAULT_TOTAL},
-					.entry_timeout = -1, .attr_timeout = -1,
+					.entry_timeout = -1,
+					.attr_timeout = -1,
 					.spin_us = CFS_SPIN_DEFAULT_US,
 					.max_data = cfs_default_max_data()}};
 	int rc = CFS_EXIT_USAGE;

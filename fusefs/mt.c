@@ -10,12 +10,12 @@
 static pthread_mutex_t cfs_big_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fuse_lowlevel_ops cfs_inner;
 
-#define CFS_LOCKED(op, params, args)                                                        \
-	static void cfs_mt_##op params                                                      \
-	{                                                                                   \
-		pthread_mutex_lock(&cfs_big_lock);                                           \
-		cfs_inner.op args;                                                           \
-		pthread_mutex_unlock(&cfs_big_lock);                                         \
+#define CFS_LOCKED(op, params, args)                                                               \
+	static void cfs_mt_##op params                                                             \
+	{                                                                                          \
+		pthread_mutex_lock(&cfs_big_lock);                                                 \
+		cfs_inner.op args;                                                                 \
+		pthread_mutex_unlock(&cfs_big_lock);                                               \
 	}
 
 typedef fuse_req_t R;
@@ -54,18 +54,44 @@ CFS_LOCKED(create, (R r, I p, const char *n, mode_t m, F *f), (r, p, n, m, f))
 CFS_LOCKED(getxattr, (R r, I i, const char *n, size_t s), (r, i, n, s))
 CFS_LOCKED(listxattr, (R r, I i, size_t s), (r, i, s))
 
-#define CFS_SWAP(op)                                                                        \
-	if (ops->op)                                                                        \
-		ops->op = cfs_mt_##op;
+/* Every operation set in OPS runs under the lock. */
+#define CFS_SWAP(op)                                                                               \
+	do {                                                                                       \
+		if (ops->op)                                                                       \
+			ops->op = cfs_mt_##op;                                                     \
+	} while (0)
 
 void cfs_mt_wrap(struct fuse_lowlevel_ops *ops)
 {
 	cfs_inner = *ops;
-	CFS_SWAP(init) CFS_SWAP(lookup) CFS_SWAP(forget) CFS_SWAP(forget_multi)
-	CFS_SWAP(getattr) CFS_SWAP(setattr) CFS_SWAP(readlink) CFS_SWAP(mknod) CFS_SWAP(mkdir)
-	CFS_SWAP(unlink) CFS_SWAP(rmdir) CFS_SWAP(symlink) CFS_SWAP(rename) CFS_SWAP(link)
-	CFS_SWAP(open) CFS_SWAP(read) CFS_SWAP(write) CFS_SWAP(flush) CFS_SWAP(release)
-	CFS_SWAP(fsync) CFS_SWAP(fsyncdir) CFS_SWAP(opendir) CFS_SWAP(readdir)
-	CFS_SWAP(readdirplus) CFS_SWAP(releasedir) CFS_SWAP(statfs) CFS_SWAP(access)
-	CFS_SWAP(create) CFS_SWAP(getxattr) CFS_SWAP(listxattr)
+	CFS_SWAP(init);
+	CFS_SWAP(lookup);
+	CFS_SWAP(forget);
+	CFS_SWAP(forget_multi);
+	CFS_SWAP(getattr);
+	CFS_SWAP(setattr);
+	CFS_SWAP(readlink);
+	CFS_SWAP(mknod);
+	CFS_SWAP(mkdir);
+	CFS_SWAP(unlink);
+	CFS_SWAP(rmdir);
+	CFS_SWAP(symlink);
+	CFS_SWAP(rename);
+	CFS_SWAP(link);
+	CFS_SWAP(open);
+	CFS_SWAP(read);
+	CFS_SWAP(write);
+	CFS_SWAP(flush);
+	CFS_SWAP(release);
+	CFS_SWAP(fsync);
+	CFS_SWAP(fsyncdir);
+	CFS_SWAP(opendir);
+	CFS_SWAP(readdir);
+	CFS_SWAP(readdirplus);
+	CFS_SWAP(releasedir);
+	CFS_SWAP(statfs);
+	CFS_SWAP(access);
+	CFS_SWAP(create);
+	CFS_SWAP(getxattr);
+	CFS_SWAP(listxattr);
 }

@@ -26,8 +26,8 @@
 #include <unistd.h>
 
 struct cfs_inval {
-	fuse_ino_t ino;   /* the directory for an entry, else the inode */
-	char *name;       /* NULL: invalidate the inode */
+	fuse_ino_t ino; /* the directory for an entry, else the inode */
+	char *name;	/* NULL: invalidate the inode */
 	size_t len;
 	uint64_t seq;
 };
@@ -42,7 +42,7 @@ struct cfs_notifier {
 	bool stopping;
 	bool done; /* the thread has left its loop */
 	struct cfs_notify_stats stats;
-	uint64_t seq;       /* the last sequence number given */
+	uint64_t seq;	    /* the last sequence number given */
 	uint64_t delivered; /* every entry up to this one was sent or dropped */
 	uint64_t wake_at;   /* write wake_fd once delivered reaches this (0: nobody waits) */
 	int wake_fd;

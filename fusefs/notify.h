@@ -12,8 +12,8 @@ struct cfs_notifier;
 
 struct cfs_notify_stats {
 	uint64_t queued, sent, failed;
-	uint64_t lost;  /* never queued (out of memory) or refused by the kernel */
-	uint64_t stale; /* dropped: the kernel forgot the nodeid after it was queued */
+	uint64_t lost;	  /* never queued (out of memory) or refused by the kernel */
+	uint64_t stale;	  /* dropped: the kernel forgot the nodeid after it was queued */
 	uint64_t deepest; /* longest the queue has been */
 };
 

@@ -19,9 +19,9 @@
 #include <sys/statvfs.h>
 
 enum {
-	CFS_BOGO_DIRENT_SIZE = 20, /* tmpfs counts this many bytes per entry in a dir's size */
+	CFS_BOGO_DIRENT_SIZE = 20,   /* tmpfs counts this many bytes per entry in a dir's size */
 	CFS_SHORT_SYMLINK_LEN = 128, /* tmpfs keeps shorter link bodies in the inode: 0 blocks */
-	CFS_PAGE_BLOCKS = 8,         /* a 4 KiB page in 512-byte blocks */
+	CFS_PAGE_BLOCKS = 8,	     /* a 4 KiB page in 512-byte blocks */
 };
 
 struct cfs_daemon *cfs_of(fuse_req_t req)
@@ -122,7 +122,8 @@ void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st)
 	cfs_tree_stat(d->tree, node, st);
 	/* sizes and blocks as tmpfs reports them, so du and ls -l agree with a copy there */
 	if (S_ISDIR(st->st_mode)) {
-		st->st_size = (off_t)(CFS_BOGO_DIRENT_SIZE * (2 + cfs_tree_dir_count(d->tree, node)));
+		st->st_size =
+		    (off_t)(CFS_BOGO_DIRENT_SIZE * (2 + cfs_tree_dir_count(d->tree, node)));
 		st->st_blocks = 0;
 	} else if (S_ISLNK(st->st_mode)) {
 		st->st_blocks = st->st_size < CFS_SHORT_SYMLINK_LEN ? 0 : CFS_PAGE_BLOCKS;
@@ -130,8 +131,7 @@ void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st)
 	} /* a file's blocks are the pages the tree holds for it (holes hold none), as tmpfs */
 }
 
-const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d,
-				   struct cfs_cred *c)
+const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d, struct cfs_cred *c)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	int n;
@@ -153,11 +153,11 @@ int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, c
 	     unsigned flags, struct rs_result *res)
 {
 	struct rs_ctx ctx = {
-		.ops = &cfs_tree_rs_ops,
-		.tree = d->tree,
-		.root = CFS_ROOT,
-		.limits = d->opts.limits,
-		.cred = cred,
+	    .ops = &cfs_tree_rs_ops,
+	    .tree = d->tree,
+	    .root = CFS_ROOT,
+	    .limits = d->opts.limits,
+	    .cred = cred,
 	};
 	uint64_t t0 = cfs_now_ns();
 	int err = rs_resolve(&ctx, start, path, flags, res);
@@ -679,21 +679,21 @@ static void cfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 }
 
 const struct fuse_lowlevel_ops cfs_ops = {
-	.init = cfs_init,
-	.lookup = cfs_lookup,
-	.forget = cfs_forget,
-	.forget_multi = cfs_forget_multi,
-	.getattr = cfs_getattr,
-	.readlink = cfs_readlink,
-	.opendir = cfs_opendir,
-	.readdir = cfs_readdir,
-	.readdirplus = cfs_readdirplus,
-	.releasedir = cfs_releasedir,
-	.read = cfs_read,
-	.flush = cfs_flush,
-	.release = cfs_release,
-	.statfs = cfs_statfs,
-	.access = cfs_access,
-	.getxattr = cfs_getxattr,
-	.listxattr = cfs_listxattr,
+    .init = cfs_init,
+    .lookup = cfs_lookup,
+    .forget = cfs_forget,
+    .forget_multi = cfs_forget_multi,
+    .getattr = cfs_getattr,
+    .readlink = cfs_readlink,
+    .opendir = cfs_opendir,
+    .readdir = cfs_readdir,
+    .readdirplus = cfs_readdirplus,
+    .releasedir = cfs_releasedir,
+    .read = cfs_read,
+    .flush = cfs_flush,
+    .release = cfs_release,
+    .statfs = cfs_statfs,
+    .access = cfs_access,
+    .getxattr = cfs_getxattr,
+    .listxattr = cfs_listxattr,
 };

@@ -28,8 +28,7 @@ struct cfs_cred {
 	struct rs_cred cred;
 	gid_t groups[64];
 };
-const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d,
-				   struct cfs_cred *c);
+const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d, struct cfs_cred *c);
 
 /* Resolve PATH from directory START with our resolver, counting the walk in the stats. */
 int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, const char *path,
@@ -47,8 +46,6 @@ void cfs_reply_entry(fuse_req_t req, struct cfs_daemon *d, const struct fuse_ent
 void cfs_ref_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
 /* Drop an uncounted path entry made for a reply that could not be sent. */
 void cfs_drop_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
-
-
 
 /* The operations that change the tree (ops_write.c: open too, for O_TRUNC), added to a
  * table. */

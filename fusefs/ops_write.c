@@ -14,8 +14,8 @@
 
 /* Owner and mode of a new node: the caller's, with a setgid directory's group (and, for a
  * directory, its setgid bit) inherited, as the kernel's inode_init_owner does for tmpfs. */
-static struct cfs_new cfs_new_attrs(fuse_req_t req, struct cfs_daemon *d, uint32_t dir,
-				    mode_t mode, bool is_dir)
+static struct cfs_new cfs_new_attrs(fuse_req_t req, struct cfs_daemon *d, uint32_t dir, mode_t mode,
+				    bool is_dir)
 {
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	struct cfs_new a = {mode & 07777, ctx->uid, ctx->gid};
@@ -32,8 +32,8 @@ static struct cfs_new cfs_new_attrs(fuse_req_t req, struct cfs_daemon *d, uint32
 
 /* Reply with the entry of a node just made under PARENT: the node itself, never followed
  * (the kernel checks the kind it asked for). */
-static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent,
-			  const char *name, uint32_t child, struct fuse_file_info *fi)
+static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, const char *name,
+			  uint32_t child, struct fuse_file_info *fi)
 {
 	struct fuse_entry_param e;
 	size_t len = strlen(name);
@@ -66,7 +66,7 @@ static void cfs_new_node(fuse_req_t req, enum cfs_op op, fuse_ino_t parent, cons
 
 	cfs_count(d, op);
 	err = (is_dir ? cfs_tree_mkdir : cfs_tree_mkfile)(d->tree, dir, name, strlen(name), &a,
-							   &child);
+							  &child);
 	if (err) {
 		cfs_reply_err(req, err);
 		return;
@@ -76,8 +76,7 @@ static void cfs_new_node(fuse_req_t req, enum cfs_op op, fuse_ino_t parent, cons
 	cfs_reply_new(req, d, parent, name, child, fi);
 }
 
-static void cfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      dev_t rdev)
+static void cfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t dir = cfs_node(d, parent), child;
@@ -118,8 +117,8 @@ static void cfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, c
 	int err;
 
 	cfs_count(d, CFS_OP_symlink);
-	err = cfs_tree_symlink(d->tree, dir, name, strlen(name), target, strlen(target), &a,
-			       &child);
+	err =
+	    cfs_tree_symlink(d->tree, dir, name, strlen(name), target, strlen(target), &a, &child);
 	if (err) {
 		cfs_reply_err(req, err);
 		return;
@@ -357,4 +356,3 @@ void cfs_add_write_ops(struct fuse_lowlevel_ops *ops)
 	ops->fsync = cfs_fsync;
 	ops->fsyncdir = cfs_fsync;
 }
-

@@ -10,8 +10,8 @@ const char *const cfs_op_names[CFS_OP_MAX] = {CFS_OPS(CFS_OP_NAME)};
 
 enum cfs_op cfs_op_of_opcode(uint32_t opcode)
 {
-#define CFS_OP_CASE(n, code)                                                                \
-	case code:                                                                          \
+#define CFS_OP_CASE(n, code)                                                                       \
+	case code:                                                                                 \
 		return CFS_OP_##n;
 	switch (opcode) {
 		CFS_OPS(CFS_OP_CASE)

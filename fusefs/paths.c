@@ -16,8 +16,8 @@ struct cfs_pent {
 };
 
 struct cfs_paths {
-	GArray *ents;     /* struct cfs_pent; nodeid = CFS_PATH_BASE + index */
-	GArray *free;     /* indexes of free slots */
+	GArray *ents;	     /* struct cfs_pent; nodeid = CFS_PATH_BASE + index */
+	GArray *free;	     /* indexes of free slots */
 	GHashTable *by_name; /* (parent, name) key -> index + 1 */
 	uint64_t lookups;
 };
@@ -38,8 +38,8 @@ struct cfs_paths *cfs_paths_new(void)
 
 	p->ents = g_array_new(FALSE, TRUE, sizeof(struct cfs_pent));
 	p->free = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-	p->by_name = g_hash_table_new_full(g_bytes_hash, g_bytes_equal,
-					   (GDestroyNotify)g_bytes_unref, NULL);
+	p->by_name =
+	    g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
 	return p;
 }
 
@@ -103,8 +103,8 @@ int cfs_paths_get(struct cfs_paths *p, uint64_t parent, const char *name, size_t
 	}
 	i = cfs_new_slot(p);
 	e = &g_array_index(p->ents, struct cfs_pent, i);
-	*e = (struct cfs_pent){parent, g_strndup(name, len), len, target,
-			       e->generation + 1, 0, true};
+	*e = (struct cfs_pent){parent, g_strndup(name, len), len, target, e->generation + 1, 0,
+			       true};
 	g_hash_table_insert(p->by_name, g_bytes_ref(k), (gpointer)(uintptr_t)(i + 1));
 	*created = true;
 done:
@@ -124,8 +124,8 @@ void cfs_paths_ref(struct cfs_paths *p, uint64_t nodeid)
 	}
 }
 
-bool cfs_paths_name(const struct cfs_paths *p, uint64_t nodeid, uint64_t *parent,
-		    const char **name, size_t *len)
+bool cfs_paths_name(const struct cfs_paths *p, uint64_t nodeid, uint64_t *parent, const char **name,
+		    size_t *len)
 {
 	const struct cfs_pent *e = cfs_pent_at(p, nodeid);
 

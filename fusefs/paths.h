@@ -39,8 +39,8 @@ int cfs_paths_get(struct cfs_paths *p, uint64_t parent, const char *name, size_t
 		  uint32_t target, uint64_t *nodeid, uint32_t *generation, bool *created);
 void cfs_paths_ref(struct cfs_paths *p, uint64_t nodeid);
 /* Where a path nodeid was reached: its parent nodeid and name. false if unknown. */
-bool cfs_paths_name(const struct cfs_paths *p, uint64_t nodeid, uint64_t *parent,
-		    const char **name, size_t *len);
+bool cfs_paths_name(const struct cfs_paths *p, uint64_t nodeid, uint64_t *parent, const char **name,
+		    size_t *len);
 /* The tree node a path nodeid stands for (0 if unknown). */
 uint32_t cfs_paths_target(const struct cfs_paths *p, uint64_t nodeid);
 /* Drop NLOOKUP counts; when none are left the entry goes and its target is returned (so the

@@ -41,7 +41,7 @@ struct cfs_server {
 	struct cfs_daemon *d;
 	struct pc_loop loop;
 	struct fuse_buf buf; /* one receive buffer for the life of the session */
-	bool gone;           /* the kernel ended the session (unmounted) */
+	bool gone;	     /* the kernel ended the session (unmounted) */
 	struct cfs_control *ctl;
 	struct cfs_delayed *delayed; /* list of held requests */
 };
@@ -179,7 +179,8 @@ static int cfs_pick_ctl_path(struct cfs_daemon *d)
 	if (want && strcmp(want, "none") == 0)
 		return 0;
 	if (!want)
-		return cfs_ctl_default_path(d->opts.mountpoint, d->ctl_path, sizeof(d->ctl_path), 1);
+		return cfs_ctl_default_path(d->opts.mountpoint, d->ctl_path, sizeof(d->ctl_path),
+					    1);
 	gchar *cwd = g_get_current_dir();
 	abs = want[0] == '/' ? g_strdup(want) : g_build_filename(cwd, want, NULL);
 	int n = snprintf(d->ctl_path, sizeof(d->ctl_path), "%s", abs);
@@ -212,8 +213,7 @@ static void cfs_close_control(struct cfs_daemon *d)
 	d->ctl_fd = -1;
 }
 
-static int cfs_start_control(struct cfs_daemon *d, struct pc_loop *loop,
-			     struct cfs_control **out)
+static int cfs_start_control(struct cfs_daemon *d, struct pc_loop *loop, struct cfs_control **out)
 {
 	int fd = d->ctl_fd, err;
 

@@ -31,7 +31,7 @@ struct spec_keyword {
 	const char *usage;
 };
 
-#define SPEC_KEYWORD(name, handler, min, max, attrs, usage)                                  \
+#define SPEC_KEYWORD(name, handler, min, max, attrs, usage)                                        \
 	{#name, spec_run_##handler, min, max, attrs, usage},
 static const struct spec_keyword spec_keywords[] = {CFS_SPEC_KEYWORDS(SPEC_KEYWORD)};
 #undef SPEC_KEYWORD

@@ -17,8 +17,8 @@
 
 /* Bounds on what one spec may ask for, so hostile input gets a clear error, not an OOM. */
 enum {
-	CFS_SPEC_MAX_NODES = 20000000,      /* nodes one spec or generator line may create */
-	CFS_SPEC_MAX_LINE = 65536,          /* bytes in one spec line */
+	CFS_SPEC_MAX_NODES = 20000000, /* nodes one spec or generator line may create */
+	CFS_SPEC_MAX_LINE = 65536,     /* bytes in one spec line */
 };
 #define CFS_SPEC_MAX_FILE_SIZE (1ull << 50) /* a pattern file's apparent size (1 PiB) */
 
@@ -28,6 +28,7 @@ enum {
  * X(KEYWORD, HANDLER, MIN_ARGS, MAX_ARGS, ATTRS, USAGE): the handler is spec_run_HANDLER and
  * ATTRS are spec_int.h's SPEC_A_* flags, both seen only where spec.c expands the list.
  */
+/* clang-format off */
 #define CFS_SPEC_KEYWORDS(X)                                                                \
 	X(dir, dir, 1, 1, SPEC_A_NODE, "dir PATH [attrs]")                                  \
 	X(file, file, 1, 2, SPEC_A_NODE | SPEC_A_SIZE | SPEC_A_PATTERN,                     \
@@ -46,6 +47,7 @@ enum {
 	X(deep, deep, 2, 2, SPEC_A_PREFIX, "deep PATH DEPTH [prefix=P]")                    \
 	X(tree, tree, 1, 1, SPEC_A_DEPTH | SPEC_A_FANOUT | SPEC_A_FILES | SPEC_A_LINKS | SPEC_A_SEED, \
 	  "tree PATH depth=D fanout=F [files=P%] [links=P%] [seed=S]")
+/* clang-format on */
 
 /* Owner and times given to nodes whose line does not say. */
 struct cfs_spec_defaults {

@@ -307,7 +307,9 @@ static int spec_dump_line(const struct cfs_tree *t, FILE *out, GString *s, const
 	if (kind == RS_FILE)
 		return spec_dump_file(t, out, s, path, id, st);
 	if (kind == RS_OTHER) {
-		g_string_assign(s, S_ISFIFO(st->st_mode) ? "fifo " : S_ISSOCK(st->st_mode) ? "socket " : "dev ");
+		g_string_assign(s, S_ISFIFO(st->st_mode)   ? "fifo "
+				   : S_ISSOCK(st->st_mode) ? "socket "
+							   : "dev ");
 		spec_quote(s, path->str, path->len);
 		if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
 			g_string_append_printf(s, " %c %u %u", S_ISCHR(st->st_mode) ? 'c' : 'b',
@@ -344,8 +346,7 @@ static void spec_first_path(const struct cfs_tree *t, uint32_t id, GString *out)
 	}
 }
 
-static int spec_hardlink(FILE *out, GString *s, const char *path, size_t len,
-			 const char *existing)
+static int spec_hardlink(FILE *out, GString *s, const char *path, size_t len, const char *existing)
 {
 	g_string_assign(s, "hardlink ");
 	spec_quote(s, path, len);
@@ -399,7 +400,8 @@ static int spec_dump_node(const struct cfs_tree *t, FILE *out, GString *s, const
 		g_hash_table_insert(first, GUINT_TO_POINTER(id), seen);
 		g_string_free(at, TRUE);
 	}
-	bool here = strlen(seen->path) == path->len && memcmp(seen->path, path->str, path->len) == 0;
+	bool here =
+	    strlen(seen->path) == path->len && memcmp(seen->path, path->str, path->len) == 0;
 	if (here)
 		return seen->written ? 0 : spec_seen_write(t, out, s, id, seen, path);
 	if (seen->written)

@@ -41,8 +41,8 @@ static int spec_gen_prepare(struct spec_ctx *c, const struct spec_word *w, const
 				 g->p.name, suffix);
 		if (n < 0 || (size_t)n > RS_NAME_MAX) {
 			char *q = spec_quoted(w->s, w->len);
-			spec_fail(c, "%s: name too long for the hidden .NAME.%s directory", spec_q(q),
-				  suffix);
+			spec_fail(c, "%s: name too long for the hidden .NAME.%s directory",
+				  spec_q(q), suffix);
 			free(q);
 			return -EINVAL;
 		}
@@ -427,8 +427,8 @@ static size_t spec_relpath(const char *from, size_t flen, const char *to, size_t
 /* TO (LEN bytes below the top) as an absolute path; 0 if it does not fit. */
 static size_t spec_abspath(const struct spec_tree_gen *g, const char *to, size_t len, char *out)
 {
-	int n = g_snprintf(out, RS_PATH_MAX, "%.*s%s%.*s", (int)g->top_len, g->top,
-			   len ? "/" : "", (int)len, to);
+	int n = g_snprintf(out, RS_PATH_MAX, "%.*s%s%.*s", (int)g->top_len, g->top, len ? "/" : "",
+			   (int)len, to);
 	return n > 0 && n < RS_PATH_MAX ? (size_t)n : 0;
 }
 
@@ -448,13 +448,15 @@ static size_t spec_tree_target(struct spec_tree_gen *g, unsigned level, char *ou
 	*to_level = -1;
 	if (roll < 50 && g->nodes.n > 0) {
 		const struct spec_sample *s = &g->nodes.s[spec_below(&g->rng, g->nodes.n)];
-		return roll < 30 ? spec_relpath(g->path, dlen, s->path, s->len, out, RS_PATH_MAX - 1)
-				 : spec_abspath(g, s->path, s->len, out);
+		return roll < 30
+			   ? spec_relpath(g->path, dlen, s->path, s->len, out, RS_PATH_MAX - 1)
+			   : spec_abspath(g, s->path, s->len, out);
 	}
 	if (roll < 62) { /* below an ancestor (ENOENT) or below a file (ENOTDIR) */
 		const struct spec_sample *s = g->nodes.n ? &g->nodes.s[k % g->nodes.n] : NULL;
-		n = roll & 1 && s ? spec_relpath(g->path, dlen, s->path, s->len, out, RS_PATH_MAX - 10)
-				  : spec_relpath(g->path, dlen, g->path, f[k].plen, out, RS_PATH_MAX - 10);
+		n = roll & 1 && s
+			? spec_relpath(g->path, dlen, s->path, s->len, out, RS_PATH_MAX - 10)
+			: spec_relpath(g->path, dlen, g->path, f[k].plen, out, RS_PATH_MAX - 10);
 		if (n)
 			n += (size_t)sprintf(out + n, "/nowhere");
 		return n;
@@ -463,8 +465,9 @@ static size_t spec_tree_target(struct spec_tree_gen *g, unsigned level, char *ou
 		j = (unsigned)spec_below(&g->rng, j);
 	if (roll < 85 || !f[j].dirlink) {
 		*to_level = (int)k;
-		return roll & 1 ? spec_abspath(g, g->path, f[k].plen, out)
-				: spec_relpath(g->path, dlen, g->path, f[k].plen, out, RS_PATH_MAX - 1);
+		return roll & 1
+			   ? spec_abspath(g, g->path, f[k].plen, out)
+			   : spec_relpath(g->path, dlen, g->path, f[k].plen, out, RS_PATH_MAX - 1);
 	}
 	/* through the link as a directory component */
 	bool up = (roll & 1) && f[j].dirlink_to > 0;
@@ -590,7 +593,8 @@ int spec_run_tree(struct spec_ctx *c, const struct spec_line *l, const struct sp
 	};
 	while (g->top_len > 1 && g->top[g->top_len - 1] == '/')
 		g->top_len--;
-	g->frames[0] = (struct spec_tree_frame){.dir = top, .files = (uint32_t)nf, .links = (uint32_t)nl};
+	g->frames[0] =
+	    (struct spec_tree_frame){.dir = top, .files = (uint32_t)nf, .links = (uint32_t)nl};
 	/* depth-first with an explicit stack: entries of a directory are made in order, each
 	 * new directory filled before its next sibling */
 	while (!err && n > 0) {

@@ -74,7 +74,7 @@ enum {
 struct spec_word {
 	const char *s; /* decoded bytes, NUL-terminated (a \x00 escape may put NULs inside) */
 	size_t len;
-	size_t keylen; /* attribute words: the key's length (4 in mode=0644); 0 otherwise */
+	size_t keylen;	    /* attribute words: the key's length (4 in mode=0644); 0 otherwise */
 	bool slash_escaped; /* a \x2f made a '/': refused in paths, where it would split a name */
 };
 

@@ -34,7 +34,10 @@ static size_t spec_quote_into(char *out, const char *s, size_t len)
 	out[o++] = '"';
 	for (size_t i = 0; i < len; i++) {
 		unsigned char ch = (unsigned char)s[i];
-		const char *esc = ch == '\n' ? "\\n" : ch == '\t' ? "\\t" : ch == '\r' ? "\\r" : NULL;
+		const char *esc = ch == '\n'   ? "\\n"
+				  : ch == '\t' ? "\\t"
+				  : ch == '\r' ? "\\r"
+					       : NULL;
 
 		if (esc) {
 			memcpy(out + o, esc, 2);
@@ -122,8 +125,8 @@ const char *spec_strerror(int err)
 }
 
 /* "W: message": W quoted only now that it is needed. Returns -EINVAL. */
-static int G_GNUC_PRINTF(3, 4) spec_fail_word(struct spec_ctx *c, const struct spec_word *w,
-					     const char *fmt, ...)
+static int G_GNUC_PRINTF(3, 4)
+    spec_fail_word(struct spec_ctx *c, const struct spec_word *w, const char *fmt, ...)
 {
 	char *q = spec_quoted(w->s, w->len), *msg = NULL;
 	va_list ap;

@@ -78,8 +78,7 @@ static int spec_fail_make(struct spec_ctx *c, int err, uint32_t dir, const char 
 		spec_fail(c, "%s: name too long", spec_q(p));
 		break;
 	default:
-		spec_fail_errno(c, err, "%s: %s", spec_q(p),
-				spec_strerror(err));
+		spec_fail_errno(c, err, "%s: %s", spec_q(p), spec_strerror(err));
 		break;
 	}
 	free(p);
@@ -162,7 +161,8 @@ int spec_make_parents(struct spec_ctx *c, const struct spec_path *p, uint32_t *d
 			if (cfs_tree_kind(c->t, next) != RS_DIR) {
 				char *q = spec_quoted(p->w->s, (size_t)(s - p->w->s));
 				char *pq = spec_quoted(p->w->s, p->w->len);
-				spec_fail(c, "%s: parent %s is not a directory", spec_q(pq), spec_q(q));
+				spec_fail(c, "%s: parent %s is not a directory", spec_q(pq),
+					  spec_q(q));
 				free(q);
 				free(pq);
 				return -EINVAL;
@@ -525,7 +525,8 @@ int spec_run_special(struct spec_ctx *c, const struct spec_line *l, const struct
 	if (!err && !n.type) {
 		const struct spec_word *cb = &l->pos[2];
 		if (cb->len != 1 || (cb->s[0] != 'c' && cb->s[0] != 'b'))
-			return spec_fail(c, "dev: the kind is c or b (a character or block device)");
+			return spec_fail(c,
+					 "dev: the kind is c or b (a character or block device)");
 		n.type = cb->s[0] == 'c' ? S_IFCHR : S_IFBLK;
 		err = spec_count(c, &l->pos[3], "major", 0, 0xfff, &maj);
 		if (!err)

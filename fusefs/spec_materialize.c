@@ -145,8 +145,8 @@ static int spec_mat_file(struct spec_mat *m, const char *name, const char *path,
 		err = cfs_tree_file_pattern(m->t, id, &pat, &plen, &pend);
 	if (!err)
 		err = spec_mat_range(m, fd, id, 0, pend), what = "write";
-	for (uint64_t off = pend;
-	     !err && cfs_tree_next_written(m->t, id, off, &start, &end) == 0; off = end)
+	for (uint64_t off = pend; !err && cfs_tree_next_written(m->t, id, off, &start, &end) == 0;
+	     off = end)
 		err = spec_mat_range(m, fd, id, start, end);
 	if (!err)
 		err = spec_mat_attrs(m, fd, st, &what);

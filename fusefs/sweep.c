@@ -34,11 +34,11 @@ enum { SW_MAX_VALUES = 32, SW_MAX_REPS = 100000 };
 /* The operations a cell times; LINKS says how many links one run follows for a structure of
  * N links (ns per link divides by it). */
 enum sw_op { OP_STAT, OP_READ, OP_READLINK, OP_REALPATH, OP_FIND, OP_LS, OP_MAX };
-static const char *const sw_op_names[OP_MAX] = {"stat", "read", "readlink", "realpath", "find",
-						"ls"};
+static const char *const sw_op_names[OP_MAX] = {"stat",	    "read", "readlink",
+						"realpath", "find", "ls"};
 /* The FUSE requests reported per operation, in the CSV's column order. */
-static const char *const sw_req_names[] = {"lookup", "getattr", "readlink", "open", "read",
-					   "readdir", "readdirplus"};
+static const char *const sw_req_names[] = {"lookup", "getattr", "readlink",   "open",
+					   "read",   "readdir", "readdirplus"};
 #define SW_NREQ (sizeof(sw_req_names) / sizeof(sw_req_names[0]))
 
 struct sw_opts {
@@ -216,8 +216,8 @@ static int sw_path(const struct sw_target *t, const struct sw_cell *c, char *out
 {
 	const char *dir = c->kind[0] == 'c' ? "c" : "n";
 	int n = c->op == OP_FIND || c->op == OP_LS
-			? snprintf(out, size, "%s/%s/.%lu.%s", t->root, dir, c->n, c->kind)
-			: snprintf(out, size, "%s/%s/%lu", t->root, dir, c->n);
+		    ? snprintf(out, size, "%s/%s/.%lu.%s", t->root, dir, c->n, c->kind)
+		    : snprintf(out, size, "%s/%s/%lu", t->root, dir, c->n);
 	return n < (int)size ? 0 : -ENAMETOOLONG;
 }
 
@@ -226,14 +226,23 @@ static const char *sw_errname(int e)
 	static char buf[16];
 
 	switch (e) {
-	case 0: return "ok";
-	case ENOENT: return "ENOENT";
-	case ELOOP: return "ELOOP";
-	case ENOTDIR: return "ENOTDIR";
-	case EACCES: return "EACCES";
-	case ENAMETOOLONG: return "ENAMETOOLONG";
-	case EIO: return "EIO";
-	default: snprintf(buf, sizeof(buf), "E%d", e); return buf;
+	case 0:
+		return "ok";
+	case ENOENT:
+		return "ENOENT";
+	case ELOOP:
+		return "ELOOP";
+	case ENOTDIR:
+		return "ENOTDIR";
+	case EACCES:
+		return "EACCES";
+	case ENAMETOOLONG:
+		return "ENAMETOOLONG";
+	case EIO:
+		return "EIO";
+	default:
+		snprintf(buf, sizeof(buf), "E%d", e);
+		return buf;
 	}
 }
 
@@ -341,13 +350,13 @@ static int sw_mount(struct sw_target *t, const char *spec, const char *mode)
 	char opts[256];
 
 	if (snprintf(t->root, sizeof(t->root), "%s/mnt-%s", t->o->dir, mode) >=
-		    (int)sizeof(t->root) ||
+		(int)sizeof(t->root) ||
 	    snprintf(t->sock, sizeof(t->sock), "%s/ctl-%s.sock", t->o->dir, mode) >=
-		    (int)sizeof(t->sock))
+		(int)sizeof(t->sock))
 		return -ENAMETOOLONG;
 	/* the chains pass the default limits on purpose; each walk must be allowed to end */
-	snprintf(opts, sizeof(opts), "follow=%s,max_nest=%u,max_total=%u,ctl=%s", mode,
-		 1000000000u, 1000000000u, t->sock);
+	snprintf(opts, sizeof(opts), "follow=%s,max_nest=%u,max_total=%u,ctl=%s", mode, 1000000000u,
+		 1000000000u, t->sock);
 	if (mkdir(t->root, 0755) != 0 && errno != EEXIST)
 		return -errno;
 	char *argv[] = {(char *)t->o->chainfs, "-o", opts, (char *)spec, t->root, NULL};
@@ -427,49 +436,71 @@ static int sw_names(const char *s, const char *const *names, int count, bool *on
 }
 
 static const char sw_usage[] =
-	"usage: chainfs-sweep [options]\n"
-	"  --lengths=L,...   chain lengths (default 1,8,40,41,1000,100000; 1e6 works)\n"
-	"  --nests=D,...     nesting depths (default 1,8,40,41)\n"
-	"  --modes=M,...     kernel,collapse,server (default all)\n"
-	"  --ops=O,...       stat,read,readlink,realpath,find,ls (default all; find and\n"
-	"                    ls list a chain's hidden directory of links: chains of 2+)\n"
-	"  --reps=N          timed runs per cell (default 11)\n"
-	"  --no-copy         skip the materialized copy on a kernel filesystem\n"
-	"  --csv=FILE        the results (default: stdout)\n"
-	"  --plot=FILE.png   ns per link against chain length, by mode (needs gnuplot)\n"
-	"  --chainfs=PATH    the daemon (default: chainfs beside this program)\n";
+    "usage: chainfs-sweep [options]\n"
+    "  --lengths=L,...   chain lengths (default 1,8,40,41,1000,100000; 1e6 works)\n"
+    "  --nests=D,...     nesting depths (default 1,8,40,41)\n"
+    "  --modes=M,...     kernel,collapse,server (default all)\n"
+    "  --ops=O,...       stat,read,readlink,realpath,find,ls (default all; find and\n"
+    "                    ls list a chain's hidden directory of links: chains of 2+)\n"
+    "  --reps=N          timed runs per cell (default 11)\n"
+    "  --no-copy         skip the materialized copy on a kernel filesystem\n"
+    "  --csv=FILE        the results (default: stdout)\n"
+    "  --plot=FILE.png   ns per link against chain length, by mode (needs gnuplot)\n"
+    "  --chainfs=PATH    the daemon (default: chainfs beside this program)\n";
 
 static int sw_parse(int argc, char **argv, struct sw_opts *o)
 {
 	static const struct option longs[] = {
-		{"lengths", 1, 0, 'l'}, {"nests", 1, 0, 'n'}, {"modes", 1, 0, 'm'},
-		{"ops", 1, 0, 'o'},     {"reps", 1, 0, 'r'},  {"no-copy", 0, 0, 'C'},
-		{"csv", 1, 0, 'c'},     {"plot", 1, 0, 'p'},  {"chainfs", 1, 0, 'b'},
-		{"help", 0, 0, 'h'},    {0, 0, 0, 0},
+	    {"lengths", 1, 0, 'l'}, {"nests", 1, 0, 'n'}, {"modes", 1, 0, 'm'},
+	    {"ops", 1, 0, 'o'},	    {"reps", 1, 0, 'r'},  {"no-copy", 0, 0, 'C'},
+	    {"csv", 1, 0, 'c'},	    {"plot", 1, 0, 'p'},  {"chainfs", 1, 0, 'b'},
+	    {"help", 0, 0, 'h'},    {0, 0, 0, 0},
 	};
 	int c, err = 0;
 
 	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1 && !err) {
 		char *end;
 		switch (c) {
-		case 'l': err = sw_list(optarg, o->lengths, &o->nlengths); break;
-		case 'n': err = sw_list(optarg, o->nests, &o->nnests); break;
-		case 'm': err = sw_names(optarg, sw_modes, 3, o->modes); break;
-		case 'o': err = sw_names(optarg, sw_op_names, OP_MAX, o->ops); break;
+		case 'l':
+			err = sw_list(optarg, o->lengths, &o->nlengths);
+			break;
+		case 'n':
+			err = sw_list(optarg, o->nests, &o->nnests);
+			break;
+		case 'm':
+			err = sw_names(optarg, sw_modes, 3, o->modes);
+			break;
+		case 'o':
+			err = sw_names(optarg, sw_op_names, OP_MAX, o->ops);
+			break;
 		case 'r':
 			o->reps = (unsigned)strtoul(optarg, &end, 10);
 			err = (*end || o->reps < 1 || o->reps > SW_MAX_REPS) ? -EINVAL : 0;
 			break;
-		case 'C': o->kernel_copy = false; break;
-		case 'c': o->csv = optarg; break;
-		case 'p': o->plot = optarg; break;
-		case 'b': o->chainfs = optarg; break;
-		case 'h': fputs(sw_usage, stdout); exit(0);
-		default: err = -EINVAL;
+		case 'C':
+			o->kernel_copy = false;
+			break;
+		case 'c':
+			o->csv = optarg;
+			break;
+		case 'p':
+			o->plot = optarg;
+			break;
+		case 'b':
+			o->chainfs = optarg;
+			break;
+		case 'h':
+			fputs(sw_usage, stdout);
+			exit(0);
+		default:
+			err = -EINVAL;
 		}
 		if (err)
 			fprintf(stderr, "chainfs-sweep: bad value for --%s: '%s'\n",
-				c == 'r' ? "reps" : c == 'l' ? "lengths" : c == 'n' ? "nests" : "option",
+				c == 'r'   ? "reps"
+				: c == 'l' ? "lengths"
+				: c == 'n' ? "nests"
+					   : "option",
 				optarg ? optarg : "");
 	}
 	if (err || optind != argc) {
@@ -479,7 +510,8 @@ static int sw_parse(int argc, char **argv, struct sw_opts *o)
 	return 0;
 }
 
-/* ---- the run ----------------------------------------------------------------------------------- */
+/* ---- the run -----------------------------------------------------------------------------------
+ */
 
 static int sw_write_spec(const struct sw_opts *o, const char *path)
 {
@@ -558,18 +590,21 @@ static void sw_plot(const struct sw_opts *o, const char *csv)
 		fprintf(stderr, "chainfs-sweep: gnuplot: %s\n", strerror(errno));
 		return;
 	}
-	fprintf(g, "set terminal pngcairo size 900,560 noenhanced\nset output '%s'\n"
-		   "set datafile separator ','\nset logscale xy\nset key top right\n"
-		   "set xlabel 'chain length (links)'\nset ylabel 'ns per link (median)'\n"
-		   "set title 'stat -L through a chain (ELOOP cells left out)'\nplot ",
+	fprintf(g,
+		"set terminal pngcairo size 900,560 noenhanced\nset output '%s'\n"
+		"set datafile separator ','\nset logscale xy\nset key top right\n"
+		"set xlabel 'chain length (links)'\nset ylabel 'ns per link (median)'\n"
+		"set title 'stat -L through a chain (ELOOP cells left out)'\nplot ",
 		o->plot);
 	for (int m = 0; m < 4; m++)
 		for (int c = 0; c < 2; c++) {
-			const char *fs = m < 3 ? "chainfs" : "copy", *mode = m < 3 ? sw_modes[m] : "";
+			const char *fs = m < 3 ? "chainfs" : "copy",
+				   *mode = m < 3 ? sw_modes[m] : "";
 			if ((m < 3 && !o->modes[m]) || (m == 3 && (!o->kernel_copy || c == 0)))
 				continue;
-			fprintf(g, "%s'< grep \"^%s,%s[^,]*,chain,[^,]*,stat,%s,[^,]*,ok,\" %s' using "
-				   "4:12 with linespoints dashtype %d lc %d title '%s %s %s'",
+			fprintf(g,
+				"%s'< grep \"^%s,%s[^,]*,chain,[^,]*,stat,%s,[^,]*,ok,\" %s' using "
+				"4:12 with linespoints dashtype %d lc %d title '%s %s %s'",
 				first ? "" : ", ", fs, mode, caches[c], csv, c ? 2 : 1, m + 1, fs,
 				m < 3 ? mode : "(the kernel on tmpfs)", m < 3 ? caches[c] : "");
 			first = 0;
@@ -593,9 +628,14 @@ static const char *sw_self_dir_chainfs(void)
 
 int main(int argc, char **argv)
 {
-	struct sw_opts o = {.lengths = {1, 8, 40, 41, 1000, 100000}, .nlengths = 6,
-			    .nests = {1, 8, 40, 41}, .nnests = 4, .modes = {1, 1, 1},
-			    .ops = {1, 1, 1, 1, 1, 1}, .kernel_copy = true, .reps = 11};
+	struct sw_opts o = {.lengths = {1, 8, 40, 41, 1000, 100000},
+			    .nlengths = 6,
+			    .nests = {1, 8, 40, 41},
+			    .nnests = 4,
+			    .modes = {1, 1, 1},
+			    .ops = {1, 1, 1, 1, 1, 1},
+			    .kernel_copy = true,
+			    .reps = 11};
 	char spec[PATH_MAX + 16];
 	int rc = 1;
 
@@ -604,8 +644,8 @@ int main(int argc, char **argv)
 	if (!o.chainfs)
 		o.chainfs = sw_self_dir_chainfs();
 	/* short enough for the control sockets' addresses */
-	const char *tmp = getenv("TMPDIR") && strlen(getenv("TMPDIR")) < 48 ? getenv("TMPDIR")
-									     : "/tmp";
+	const char *tmp =
+	    getenv("TMPDIR") && strlen(getenv("TMPDIR")) < 48 ? getenv("TMPDIR") : "/tmp";
 	snprintf(o.dir, sizeof(o.dir), "%s/chainfs-sweep.XXXXXX", tmp);
 	if (!mkdtemp(o.dir) || chmod(o.dir, 0755) != 0) {
 		fprintf(stderr, "chainfs-sweep: temp dir: %s\n", strerror(errno));
@@ -628,7 +668,8 @@ int main(int argc, char **argv)
 		if (!o.modes[m])
 			continue;
 		if (sw_mount(&t, spec, sw_modes[m]) != 0) {
-			fprintf(stderr, "chainfs-sweep: cannot mount %s with %s\n", t.root, o.chainfs);
+			fprintf(stderr, "chainfs-sweep: cannot mount %s with %s\n", t.root,
+				o.chainfs);
 			rmdir(t.root);
 			goto out;
 		}

@@ -44,9 +44,9 @@ struct cfs_new {
 };
 
 struct cfs_tree_stats {
-	uint64_t nodes;      /* live nodes, orphans included */
+	uint64_t nodes; /* live nodes, orphans included */
 	uint64_t dirs, files, links;
-	uint64_t bytes;      /* memory the tree holds (arrays, arenas, hashes, file data) */
+	uint64_t bytes;	     /* memory the tree holds (arrays, arenas, hashes, file data) */
 	uint64_t data_bytes; /* written file data held: small files' buffers and 4 KiB pages */
 	uint64_t data_limit; /* cfs_tree_set_data_limit; UINT64_MAX: none */
 };
@@ -85,8 +85,8 @@ void cfs_tree_stats(const struct cfs_tree *t, struct cfs_tree_stats *st);
  * removals of other entries; never 0). Returns 1 when there is no further entry.
  * "." and ".." are not listed (the caller adds them).
  */
-int cfs_tree_dir_next(const struct cfs_tree *t, uint32_t dir, uint64_t *cookie,
-		      const char **name, size_t *len, uint32_t *child);
+int cfs_tree_dir_next(const struct cfs_tree *t, uint32_t dir, uint64_t *cookie, const char **name,
+		      size_t *len, uint32_t *child);
 uint64_t cfs_tree_dir_count(const struct cfs_tree *t, uint32_t dir);
 
 /* Creation: -EEXIST if NAME is taken, -ENOTDIR, -ENAMETOOLONG (> 255), -EINVAL for "", "."
@@ -97,8 +97,7 @@ int cfs_tree_mkfile(struct cfs_tree *t, uint32_t dir, const char *name, size_t l
 		    const struct cfs_new *a, uint32_t *out);
 /* TARGET of LEN bytes kept exactly; -ENOENT for an empty target, -ENAMETOOLONG past 4095. */
 int cfs_tree_symlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
-		     const char *target, size_t target_len, const struct cfs_new *a,
-		     uint32_t *out);
+		     const char *target, size_t target_len, const struct cfs_new *a, uint32_t *out);
 /* A fifo, a socket or a device node: TYPE is S_IFIFO, S_IFSOCK, S_IFCHR or S_IFBLK (else
  * -EINVAL); RDEV (devices only) within the kernel's 12-bit major and 20-bit minor (else
  * -EINVAL). The tree only stores them: the kernel does their I/O. cfs_tree_kind: RS_OTHER. */

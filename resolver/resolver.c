@@ -22,17 +22,17 @@ struct rs_walk {
 	const struct rs_ctx *ctx;
 	struct rs_result *res;
 	unsigned flags;
-	uint64_t cur;         /* the directory we are in (or the final node) */
-	const char *p, *end;  /* what is left of the body being walked */
-	bool slash;           /* the component just taken was followed by '/' */
-	bool must_dir;        /* the final node must be a directory */
-	bool path_done;       /* frame 0 holds an empty rest: PATH ended in the link */
-	uint64_t link;        /* the link rs_step found and asked us to follow */
-	uint64_t below;       /* RS_BENEATH: how many levels below the start we are */
+	uint64_t cur;		      /* the directory we are in (or the final node) */
+	const char *p, *end;	      /* what is left of the body being walked */
+	bool slash;		      /* the component just taken was followed by '/' */
+	bool must_dir;		      /* the final node must be a directory */
+	bool path_done;		      /* frame 0 holds an empty rest: PATH ended in the link */
+	uint64_t link;		      /* the link rs_step found and asked us to follow */
+	uint64_t below;		      /* RS_BENEATH: how many levels below the start we are */
 	uint32_t max_nest, max_total; /* the limits, clamped to RS_LIMIT_MAX */
-	uint32_t depth;       /* link bodies being walked = frames in use */
-	uint32_t heap_cap;    /* frames the heap array holds */
-	struct rs_frame *heap; /* frames RS_INLINE_FRAMES and deeper */
+	uint32_t depth;		      /* link bodies being walked = frames in use */
+	uint32_t heap_cap;	      /* frames the heap array holds */
+	struct rs_frame *heap;	      /* frames RS_INLINE_FRAMES and deeper */
 	struct rs_frame inline_frames[RS_INLINE_FRAMES];
 };
 
@@ -270,17 +270,17 @@ int rs_resolve(const struct rs_ctx *ctx, uint64_t start, const char *path, unsig
 {
 	size_t len = strnlen(path, RS_PATH_MAX);
 	struct rs_walk w = {
-		.ctx = ctx,
-		.res = res,
-		.flags = flags,
-		.cur = start,
-		.p = path,
-		.end = path + len,
-		.must_dir = (flags & RS_DIRECTORY) && !(flags & RS_PARENT),
-		/* clamped, so the 32-bit counters can never wrap past a limit */
-		.max_nest = ctx->limits.max_nest < RS_LIMIT_MAX ? ctx->limits.max_nest : RS_LIMIT_MAX,
-		.max_total = ctx->limits.max_total < RS_LIMIT_MAX ? ctx->limits.max_total
-								  : RS_LIMIT_MAX,
+	    .ctx = ctx,
+	    .res = res,
+	    .flags = flags,
+	    .cur = start,
+	    .p = path,
+	    .end = path + len,
+	    .must_dir = (flags & RS_DIRECTORY) && !(flags & RS_PARENT),
+	    /* clamped, so the 32-bit counters can never wrap past a limit */
+	    .max_nest = ctx->limits.max_nest < RS_LIMIT_MAX ? ctx->limits.max_nest : RS_LIMIT_MAX,
+	    .max_total =
+		ctx->limits.max_total < RS_LIMIT_MAX ? ctx->limits.max_total : RS_LIMIT_MAX,
 	};
 	int err;
 

@@ -21,13 +21,13 @@
 
 /* Limits, with the reason next to each. */
 enum {
-	RS_NAME_MAX = 255,     /* NAME_MAX: a longer component is ENAMETOOLONG */
-	RS_PATH_MAX = 4096,    /* PATH_MAX counts the NUL: paths and targets up to 4095 bytes */
-	RS_INLINE_FRAMES = 2,  /* as Linux's EMBEDDED_LEVELS: most walks nest at most twice */
-	RS_DEFAULT_NEST = 40,  /* today's Linux: MAXSYMLINKS bounds the nesting too */
-	RS_DEFAULT_TOTAL = 40, /* today's Linux: MAXSYMLINKS links per walk */
-	RS_CLASSIC_NEST = 5,   /* the 2002 kernel's recursion limit (current->link_count) */
-	RS_CLASSIC_TOTAL = 40, /* the 2002 kernel's total_link_count limit */
+	RS_NAME_MAX = 255,	   /* NAME_MAX: a longer component is ENAMETOOLONG */
+	RS_PATH_MAX = 4096,	   /* PATH_MAX counts the NUL: paths and targets up to 4095 bytes */
+	RS_INLINE_FRAMES = 2,	   /* as Linux's EMBEDDED_LEVELS: most walks nest at most twice */
+	RS_DEFAULT_NEST = 40,	   /* today's Linux: MAXSYMLINKS bounds the nesting too */
+	RS_DEFAULT_TOTAL = 40,	   /* today's Linux: MAXSYMLINKS links per walk */
+	RS_CLASSIC_NEST = 5,	   /* the 2002 kernel's recursion limit (current->link_count) */
+	RS_CLASSIC_TOTAL = 40,	   /* the 2002 kernel's total_link_count limit */
 	RS_LIMIT_MAX = 1000000000, /* larger max_nest / max_total values count as this */
 };
 
@@ -35,11 +35,11 @@ enum rs_kind { RS_DIR = 1, RS_FILE, RS_LINK, RS_OTHER };
 
 /* Flags for rs_resolve(). */
 enum {
-	RS_FOLLOW = 1 << 0,      /* follow a link in the last component */
-	RS_DIRECTORY = 1 << 1,   /* the result must be a directory (ENOTDIR) */
-	RS_PARENT = 1 << 2,      /* stop at the parent: result is the parent, last name returned */
+	RS_FOLLOW = 1 << 0,	 /* follow a link in the last component */
+	RS_DIRECTORY = 1 << 1,	 /* the result must be a directory (ENOTDIR) */
+	RS_PARENT = 1 << 2,	 /* stop at the parent: result is the parent, last name returned */
 	RS_NO_SYMLINKS = 1 << 3, /* any link that would be followed gives ELOOP */
-	RS_BENEATH = 1 << 4,     /* leaving the start directory (absolute, "..") gives EXDEV */
+	RS_BENEATH = 1 << 4,	 /* leaving the start directory (absolute, "..") gives EXDEV */
 };
 
 /* Who is walking, for the optional permission hook. */
@@ -73,15 +73,15 @@ struct rs_limits {
 	uint32_t max_total; /* links followed in one walk; more gives ELOOP */
 };
 
-extern const struct rs_limits rs_limits_linux;   /* 40 / 40 */
+extern const struct rs_limits rs_limits_linux;	 /* 40 / 40 */
 extern const struct rs_limits rs_limits_classic; /* 5 / 40 */
 
 enum rs_step_kind {
 	RS_STEP_COMPONENT, /* looked NAME up in the current directory; node = what was found */
-	RS_STEP_LINK,      /* entered link NAME (node) at nesting depth; target = its body */
-	RS_STEP_ROOT,      /* restarted at the root (absolute path or target) */
-	RS_STEP_DOT,       /* "." */
-	RS_STEP_DOTDOT,    /* ".."; node = where it led */
+	RS_STEP_LINK,	   /* entered link NAME (node) at nesting depth; target = its body */
+	RS_STEP_ROOT,	   /* restarted at the root (absolute path or target) */
+	RS_STEP_DOT,	   /* "." */
+	RS_STEP_DOTDOT,	   /* ".."; node = where it led */
 };
 
 struct rs_step {
@@ -89,7 +89,7 @@ struct rs_step {
 	const char *name; /* component, not NUL-terminated; NULL for ROOT */
 	size_t name_len;
 	uint64_t node;
-	uint32_t depth;     /* nesting depth after this step */
+	uint32_t depth;	    /* nesting depth after this step */
 	const char *target; /* LINK only: the body, not NUL-terminated */
 	size_t target_len;
 };
@@ -103,7 +103,7 @@ struct rs_ctx {
 	uint64_t root;
 	struct rs_limits limits;
 	const struct rs_cred *cred; /* passed to may_search; may be NULL */
-	rs_trace_fn trace;          /* optional */
+	rs_trace_fn trace;	    /* optional */
 	void *trace_data;
 	/* Optional allocator for spilled frames (tests inject failures). NULL: realloc/free. */
 	void *(*realloc_fn)(void *ptr, size_t size);
@@ -111,15 +111,15 @@ struct rs_ctx {
 };
 
 struct rs_result {
-	uint64_t node;       /* the node reached; with RS_PARENT the parent directory */
-	const char *last;    /* RS_PARENT: last component of PATH (points into PATH); NULL
-				when PATH has none ("/"), and always without RS_PARENT */
-	size_t last_len;     /* RS_PARENT: its length */
-	int trailing_slash;  /* PATH ended in '/' */
-	uint32_t links;      /* links followed */
-	uint32_t max_depth;  /* deepest nesting reached */
+	uint64_t node;	      /* the node reached; with RS_PARENT the parent directory */
+	const char *last;     /* RS_PARENT: last component of PATH (points into PATH); NULL
+				 when PATH has none ("/"), and always without RS_PARENT */
+	size_t last_len;      /* RS_PARENT: its length */
+	int trailing_slash;   /* PATH ended in '/' */
+	uint32_t links;	      /* links followed */
+	uint32_t max_depth;   /* deepest nesting reached */
 	uint32_t heap_frames; /* frames that had to live on the heap at the deepest point */
-	uint32_t allocs;     /* heap allocations made by this walk */
+	uint32_t allocs;      /* heap allocations made by this walk */
 };
 
 /*

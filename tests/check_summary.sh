@@ -82,8 +82,8 @@ sh "$SUMMARY" total "$T/empty" >/dev/null
 expect_eq "nothing ran: a failure" 1 "$?"
 
 # --- the runner: every suite runs, the total is its last line ------------------------------
-# Made-up Check suites and a stand-in for make in a scratch BUILD: the build step passes and
-# counts as one test.
+# Made-up Check suites and a stand-in for make in a scratch BUILD: the format check and the
+# build step pass and count as one test each.
 mk_suite() { # NAME STATUS LINE
 	printf '#!/bin/sh\necho "%s"\nexit %s\n' "$3" "$2" >"$T/$1"
 	chmod +x "$T/$1"
@@ -98,11 +98,11 @@ run_check() { # UNIT_TESTS
 out=$(run_check "$T/good1 $T/good2")
 st=$?
 expect_eq "runner, all pass: exit status" 0 "$st"
-expect_eq "runner, all pass: last line" "8 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
+expect_eq "runner, all pass: last line" "9 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
 out=$(run_check "$T/good1 $T/bad $T/good2")
 st=$?
 expect_eq "runner, one fails: exit status" 1 "$st"
-expect_eq "runner, one fails: last line counts the suite after it too" "10 passed, 1 failed" \
+expect_eq "runner, one fails: last line counts the suite after it too" "11 passed, 1 failed" \
 	"$(printf '%s\n' "$out" | tail -n 1)"
 expect_eq "runner: the failed suite's line names its log" "1" \
 	"$(printf '%s\n' "$out" | grep -c "^unit/bad .*FAIL .*log $T/build/check/unit-bad.log$")"

@@ -71,8 +71,8 @@ static uint64_t mt_add(struct mt_tree *t, uint64_t dir, const char *name, enum r
 		t->nodes = mt_xrealloc(t->nodes, t->cap * sizeof(*t->nodes));
 	}
 	uint64_t id = t->n++;
-	t->nodes[id] = (struct mt_node){kind, dir, name ? strdup(name) : NULL,
-					target ? strdup(target) : NULL, 0755, 0, 0};
+	t->nodes[id] = (struct mt_node){
+	    kind, dir, name ? strdup(name) : NULL, target ? strdup(target) : NULL, 0755, 0, 0};
 	if (id == 0)
 		return id;
 	if ((t->n - 1) * 2 >= t->nslots)
@@ -204,11 +204,11 @@ static int mt_op_may_search(void *tree, uint64_t dir, const struct rs_cred *cred
 }
 
 const struct rs_tree_ops mt_ops = {
-	.lookup = mt_op_lookup,
-	.kind = mt_op_kind,
-	.readlink = mt_op_readlink,
-	.parent = mt_op_parent,
-	.may_search = mt_op_may_search,
+    .lookup = mt_op_lookup,
+    .kind = mt_op_kind,
+    .readlink = mt_op_readlink,
+    .parent = mt_op_parent,
+    .may_search = mt_op_may_search,
 };
 
 struct rs_ctx mt_ctx(struct mt_tree *t)

@@ -117,9 +117,9 @@ static int build_step(int rootfd, const char *mnt, uint64_t seed_of_step)
 }
 
 struct answer {
-	int err;   /* 0, or the errno */
-	int kind;  /* S_IFMT */
-	int cls;   /* the first-seen index of its inode on that side */
+	int err;  /* 0, or the errno */
+	int kind; /* S_IFMT */
+	int cls;  /* the first-seen index of its inode on that side */
 };
 
 struct side {
@@ -213,7 +213,8 @@ int main(int argc, char **argv)
 		int e1 = build_step(rfd, NULL, seed * 1000003 + (uint64_t)i);
 		int e2 = build_step(-1, M, seed * 1000003 + (uint64_t)i);
 		if (e1 != e2) {
-			printf("build step %d: tmpfs %s, chainfs %s\n", i, strerror(e1), strerror(e2));
+			printf("build step %d: tmpfs %s, chainfs %s\n", i, strerror(e1),
+			       strerror(e2));
 			fails++;
 		}
 	}
@@ -240,9 +241,10 @@ int main(int argc, char **argv)
 				by_design++;
 				continue;
 			}
-			printf("DIFF %s%s: tmpfs %s kind %o class %d, chainfs %s kind %o class %d\n",
-			       rel, follow ? "" : " (nofollow)", r.err ? strerror(r.err) : "ok",
-			       r.kind, r.cls, m.err ? strerror(m.err) : "ok", m.kind, m.cls);
+			printf(
+			    "DIFF %s%s: tmpfs %s kind %o class %d, chainfs %s kind %o class %d\n",
+			    rel, follow ? "" : " (nofollow)", r.err ? strerror(r.err) : "ok",
+			    r.kind, r.cls, m.err ? strerror(m.err) : "ok", m.kind, m.cls);
 			fails++;
 		}
 	}

@@ -27,12 +27,29 @@ struct errname {
 };
 
 static const struct errname errnames[] = {
-	{ENOENT, "ENOENT"}, {ENOTDIR, "ENOTDIR"}, {ELOOP, "ELOOP"}, {EACCES, "EACCES"},
-	{EPERM, "EPERM"}, {EEXIST, "EEXIST"}, {EISDIR, "EISDIR"}, {EINVAL, "EINVAL"},
-	{ENOTEMPTY, "ENOTEMPTY"}, {ENAMETOOLONG, "ENAMETOOLONG"}, {EXDEV, "EXDEV"},
-	{EBUSY, "EBUSY"}, {EIO, "EIO"}, {ENOTCONN, "ENOTCONN"}, {EROFS, "EROFS"},
-	{ENOSPC, "ENOSPC"}, {EFBIG, "EFBIG"}, {EOPNOTSUPP, "EOPNOTSUPP"}, {ENOMEM, "ENOMEM"},
-	{EBADF, "EBADF"}, {ENXIO, "ENXIO"}, {ENODATA, "ENODATA"}, {EMLINK, "EMLINK"},
+    {ENOENT, "ENOENT"},
+    {ENOTDIR, "ENOTDIR"},
+    {ELOOP, "ELOOP"},
+    {EACCES, "EACCES"},
+    {EPERM, "EPERM"},
+    {EEXIST, "EEXIST"},
+    {EISDIR, "EISDIR"},
+    {EINVAL, "EINVAL"},
+    {ENOTEMPTY, "ENOTEMPTY"},
+    {ENAMETOOLONG, "ENAMETOOLONG"},
+    {EXDEV, "EXDEV"},
+    {EBUSY, "EBUSY"},
+    {EIO, "EIO"},
+    {ENOTCONN, "ENOTCONN"},
+    {EROFS, "EROFS"},
+    {ENOSPC, "ENOSPC"},
+    {EFBIG, "EFBIG"},
+    {EOPNOTSUPP, "EOPNOTSUPP"},
+    {ENOMEM, "ENOMEM"},
+    {EBADF, "EBADF"},
+    {ENXIO, "ENXIO"},
+    {ENODATA, "ENODATA"},
+    {EMLINK, "EMLINK"},
 };
 
 static int fail(void)
@@ -91,9 +108,11 @@ static int open_flags(const char *s)
 	static const struct {
 		const char *word;
 		int flag;
-	} words[] = {{"r", O_RDONLY}, {"w", O_WRONLY}, {"rw", O_RDWR}, {"creat", O_CREAT},
-		     {"excl", O_EXCL}, {"trunc", O_TRUNC}, {"nofollow", O_NOFOLLOW},
-		     {"directory", O_DIRECTORY}, {"append", O_APPEND}, {"path", O_PATH}};
+	} words[] = {{"r", O_RDONLY},	       {"w", O_WRONLY},
+		     {"rw", O_RDWR},	       {"creat", O_CREAT},
+		     {"excl", O_EXCL},	       {"trunc", O_TRUNC},
+		     {"nofollow", O_NOFOLLOW}, {"directory", O_DIRECTORY},
+		     {"append", O_APPEND},     {"path", O_PATH}};
 	char *copy = strdup(s), *save = NULL;
 	int flags = 0;
 

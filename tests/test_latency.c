@@ -12,8 +12,8 @@ START_TEST(test_buckets_are_powers_of_two)
 	static const struct {
 		uint64_t ns;
 		unsigned bucket;
-	} cases[] = {{0, 0}, {1, 1}, {2, 2}, {3, 2}, {4, 3}, {1023, 10}, {1024, 11},
-		     {UINT64_MAX, 63}};
+	} cases[] = {{0, 0}, {1, 1},	 {2, 2},     {3, 2},
+		     {4, 3}, {1023, 10}, {1024, 11}, {UINT64_MAX, 63}};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct cfs_hist h = {0};

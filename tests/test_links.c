@@ -102,7 +102,7 @@ static uint64_t next_rand(uint64_t *s)
  * and then. */
 static void random_target(GString *out, uint64_t *rng)
 {
-	static const char *const words[] = {"..", "..", "..", ".", "t", "d0", "d1", "d2", "d3",
+	static const char *const words[] = {"..", "..", "..", ".",  "t",  "d0", "d1", "d2", "d3",
 					    "d4", "f0", "f1", "l0", "l1", "l2", "l3", "l4", "x"};
 	unsigned n = 1 + (unsigned)(next_rand(rng) % 9);
 
@@ -166,10 +166,10 @@ struct counts {
 static void check_link(struct cfs_daemon *d, struct kview *kv, uint32_t link, uint64_t seed,
 		       struct counts *n)
 {
-	struct rs_ctx inroot = {.ops = &cfs_tree_rs_ops, .tree = d->tree, .root = CFS_ROOT,
-				.limits = rs_limits_linux};
-	struct rs_ctx kernel = {.ops = &kv_ops, .tree = kv, .root = CFS_ROOT,
-				.limits = rs_limits_linux};
+	struct rs_ctx inroot = {
+	    .ops = &cfs_tree_rs_ops, .tree = d->tree, .root = CFS_ROOT, .limits = rs_limits_linux};
+	struct rs_ctx kernel = {
+	    .ops = &kv_ops, .tree = kv, .root = CFS_ROOT, .limits = rs_limits_linux};
 	struct rs_result ri, rk;
 	char *path = path_of(d->tree, link), answer[RS_PATH_MAX];
 	const char *stored;
@@ -203,7 +203,7 @@ static void check_link(struct cfs_daemon *d, struct kview *kv, uint32_t link, ui
 static void check_tree(uint64_t seed, struct counts *n)
 {
 	struct cfs_daemon d = {.tree = random_tree(seed),
-			      .opts = {.limits = rs_limits_linux, .mountpoint = MNT}};
+			       .opts = {.limits = rs_limits_linux, .mountpoint = MNT}};
 	struct kview kv = {&d, g_hash_table_new_full(NULL, NULL, NULL, g_free)};
 	GArray *todo = g_array_new(FALSE, FALSE, sizeof(uint32_t));
 	uint32_t dir = CFS_ROOT;
@@ -283,7 +283,7 @@ START_TEST(test_kernel_answers_by_hand)
 	    {"/topabs", "/etc", MNT "/etc", true},
 	    {"/a/b/slash", "../", MNT "/a", true},
 	    {"/a/b/slashed", "../b/", MNT "/a/b/", true},
-	    {"/a/b/viadl", "dl/../../etc", MNT "/etc", true}, /* dl -> the root */
+	    {"/a/b/viadl", "dl/../../etc", MNT "/etc", true},	      /* dl -> the root */
 	    {"/a/b/viafile", "f/../../..", MNT "/a/b/f/././.", true}, /* ENOTDIR at f */
 	    {"/a/b/missing", "nope/../../../..", MNT "/a/b/nope/./././.", true},
 	};

@@ -746,7 +746,8 @@ static const struct bad_case {
     {"dir /d\ntruncate /d 5\n", "t.spec:2: /d: not a regular file"},
     {"truncate /nothing 5\n", "t.spec:1: /nothing: no such node"},
     {"file /f\ntruncate /f x\n", "t.spec:2: bad number x for size"},
-    {"file /f\ntruncate /f 9223372036854775808\n", "t.spec:2: size 9223372036854775808 out of range"},
+    {"file /f\ntruncate /f 9223372036854775808\n",
+     "t.spec:2: size 9223372036854775808 out of range"},
     {"file /f\ntruncate /f\n", "t.spec:2: truncate: missing argument"},
     {"hardlink /h /nothing\n", "t.spec:1: /nothing: no such node"},
     {"dev /d x 1 2\n", "t.spec:1: dev: the kind is c or b"},
@@ -1195,10 +1196,11 @@ END_TEST
 /* fifos, sockets and devices: made by their lines, dumped as such, refused when malformed */
 START_TEST(test_special_nodes_load_and_dump)
 {
-	struct cfs_tree *t = load("fifo /f mode=0640 uid=3 gid=4 atime=1 mtime=1 ctime=1\n"
-				  "socket /s mode=0755 uid=0 gid=0 atime=1 mtime=1 ctime=1\n"
-				  "dev /c c 1 3 mode=0666 uid=0 gid=0 atime=1 mtime=1 ctime=1\n"
-				  "dev /b b 4095 1048575 mode=0600 uid=0 gid=0 atime=1 mtime=1 ctime=1\n");
+	struct cfs_tree *t =
+	    load("fifo /f mode=0640 uid=3 gid=4 atime=1 mtime=1 ctime=1\n"
+		 "socket /s mode=0755 uid=0 gid=0 atime=1 mtime=1 ctime=1\n"
+		 "dev /c c 1 3 mode=0666 uid=0 gid=0 atime=1 mtime=1 ctime=1\n"
+		 "dev /b b 4095 1048575 mode=0600 uid=0 gid=0 atime=1 mtime=1 ctime=1\n");
 	struct stat st;
 	char *d = dump_of(t);
 
@@ -1694,9 +1696,9 @@ START_TEST(test_materialize_keeps_links_inside_the_copy)
 	    {"/x/y/l", "../../a/b"}, /* absolute: the copy's root, not the host's */
 	    {"/x/up", "../etc"},     /* ".." past the top stays at the top */
 	    {"/root", "."},	     {"/rel", "x"},
-	    {"/x/ok", "../x/y"},     /* cannot climb: as stored */
-	    {"/x/t", "s/../../.."},  /* through a link: .. is physical, reaches the top */
-	    {"/x/u", ".."},	     /* ... and one more climbs out */
+	    {"/x/ok", "../x/y"},    /* cannot climb: as stored */
+	    {"/x/t", "s/../../.."}, /* through a link: .. is physical, reaches the top */
+	    {"/x/u", ".."},	    /* ... and one more climbs out */
 	};
 	char *dir = make_temp_dir(), *err = NULL;
 	struct cfs_tree *t = load("dir /x/y\nfile /a/b hi\nlink /x/y/l /a/b\n"
@@ -1760,11 +1762,10 @@ START_TEST(test_dump_round_trips_sparse_files)
 	static const struct {
 		const char *path;
 		int64_t off;
-	} probes[] = {{"/s/zeros", (1ll << 40) - 4},	 {"/s/far", 1ll << 31},
-		      {"/s/far", INT64_MAX - 4},	 {"/s/far", 1ll << 35},
-		      {"/s/pat", 1ll << 45},		 {"/s/pat", (1ll << 48) - 2},
-		      {"/s/pat", (1ll << 49) - 4},	 {"/s/small", 0},
-		      {"/s/small", 4000}};
+	} probes[] = {
+	    {"/s/zeros", (1ll << 40) - 4}, {"/s/far", 1ll << 31}, {"/s/far", INT64_MAX - 4},
+	    {"/s/far", 1ll << 35},	   {"/s/pat", 1ll << 45}, {"/s/pat", (1ll << 48) - 2},
+	    {"/s/pat", (1ll << 49) - 4},   {"/s/small", 0},	  {"/s/small", 4000}};
 	struct cfs_tree *t = load("file /s/zeros\ntruncate /s/zeros 1T\n"
 				  "file /s/far\nappend /s/far a at=2G\n"
 				  "append /s/far end at=9223372036854775804\n"

@@ -1565,7 +1565,7 @@ START_TEST(test_data_limit_cuts_a_write_short_then_enospc)
 	ck_assert_mem_eq(buf, "dxyd", 4);
 	uint32_t g = mkf(T, CFS_ROOT, "g");
 	ck_assert_int_eq(cfs_tree_write(T, g, "x", 1, 0), -ENOSPC); /* not even a small file */
-	ck_assert_int_eq(cfs_tree_truncate(T, f, 4096), 0);	      /* room again */
+	ck_assert_int_eq(cfs_tree_truncate(T, f, 4096), 0);	    /* room again */
 	ck_assert_int_eq(cfs_tree_write(T, g, "x", 1, 0), 1);
 }
 END_TEST
@@ -1835,13 +1835,12 @@ static const struct {
 	bool supplementary;
 	unsigned after;
 } drop_cases[] = {
-	{02666, 5, false, 0666},     /* outside the group, no group execute: dropped */
-	{02666, 1000, false, 02666}, /* inside it: kept */
-	{02666, 5, true, 02666},     /* inside it by a supplementary group: kept */
-	{02676, 1000, false, 0676},  /* group-executable: dropped even for a member */
-	{04666, 1000, false, 0666},  /* set-uid: always dropped */
-	{06676, 5, true, 0676},
-	{0666, 5, false, 0666},      /* nothing to drop */
+    {02666, 5, false, 0666},	 /* outside the group, no group execute: dropped */
+    {02666, 1000, false, 02666}, /* inside it: kept */
+    {02666, 5, true, 02666},	 /* inside it by a supplementary group: kept */
+    {02676, 1000, false, 0676},	 /* group-executable: dropped even for a member */
+    {04666, 1000, false, 0666},	 /* set-uid: always dropped */
+    {06676, 5, true, 0676},	 {0666, 5, false, 0666}, /* nothing to drop */
 };
 
 START_TEST(test_write_drops_setid_bits_as_tmpfs)

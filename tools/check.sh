@@ -77,6 +77,7 @@ suite() {
 }
 
 stage_unit() {
+	suite format "$MAKE" -s format-check
 	suite build/plain "$MAKE" all ${UNIT_TESTS:-}
 	for t in ${UNIT_TESTS:-}; do
 		suite "unit/${t##*/}" env CK_DEFAULT_TIMEOUT=600 "$t"

@@ -145,7 +145,8 @@ static uint64_t fz_digest(const struct cfs_tree *t, uint32_t id, uint64_t size)
 		h = fz_digest_range(t, id, size / 2, size / 2 + FZ_DIGEST_SAMPLE, h, buf);
 		h = fz_digest_range(t, id, size - FZ_DIGEST_SAMPLE, size, h, buf);
 		for (uint64_t off = 0; cfs_tree_next_written(t, id, off, &s, &e) == 0; off = e)
-			h = fz_digest_range(t, id, s, e - s < FZ_DIGEST_SAMPLE ? e : s + FZ_DIGEST_SAMPLE,
+			h = fz_digest_range(t, id, s,
+					    e - s < FZ_DIGEST_SAMPLE ? e : s + FZ_DIGEST_SAMPLE,
 					    h ^ s, buf);
 	}
 	g_free(buf);
