@@ -187,16 +187,7 @@ run() {
 	$NOBODY "$FSOPS" "$1/nobody" <"$T/ops.$3" >"$T/$2.nobody" 2>&1
 }
 
-# compare WHAT WANT GOT: equal line by line
 SGID_LINE='^lstat open/sgid =>'
-compare() {
-	if cmp -s "$2" "$3"; then
-		pass
-		return
-	fi
-	fail "$1: lines differ from tmpfs (tmpfs < > chainfs):"
-	diff "$2" "$3" | head -40 >&2
-}
 
 R=$T/ref
 mkdir -p "$R"
@@ -237,8 +228,10 @@ for mode in kernel collapse server; do
 	[ "$mode" = kernel ] || ref=tmpfs-nolnk script=nolnk
 	run "$M" "$mode" "$script" || fail "$mode run"
 	for who in root nobody; do
-		compare "$mode setup as $who" "$T/$ref.setup.$who" "$T/$mode.setup.$who"
-		compare "$mode as $who" "$T/$ref.$who" "$T/$mode.$who"
+		same_output "$mode setup as $who: lines from tmpfs (<) and chainfs (>)" \
+			"$T/$ref.setup.$who" "$T/$mode.setup.$who"
+		same_output "$mode as $who: lines from tmpfs (<) and chainfs (>)" \
+			"$T/$ref.$who" "$T/$mode.$who"
 	done
 	unmount_cfs "$M"
 done
