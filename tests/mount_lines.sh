@@ -80,4 +80,30 @@ done
 check "collapse after kernel mode: the 100,000-link chain resolves every time ($bad bad)" \
 	test "$bad" -eq 0
 unmount_cfs "$M"
+
+# Server mode, what no request tells the kernel: a link's entry shows its target, so a link
+# renamed into another directory may now lead elsewhere (its relative target is walked from
+# there), and a listing the kernel keeps (opens=skip) shows each link with its target's kind,
+# which a change far from that directory can alter.
+cat >"$T/server.spec" <<'SPEC'
+dir /d1
+file /d1/t "file\n"
+dir /d2/t
+dir /kept
+link /kept/l ../f
+file /f "f\n"
+SPEC
+mount_cfs "$M" -o "ctl=$S,follow=server,entry_timeout=3600,attr_timeout=3600" \
+	"$T/server.spec" || { fail "mount server"; finish; exit 1; }
+ln -s t "$M/d1/l"
+check "server: d1/l shows d1/t, a file" test -f "$M/d1/l"
+mv "$M/d1/l" "$M/d2/l"
+check "... moved to d2, it shows d2/t, a directory" test -d "$M/d2/l"
+kinds() { python3 -c 'import os, sys
+print(" ".join(sorted(e.name + (":d" if e.is_dir(follow_symlinks=False) else ":f")
+		      for e in os.scandir(sys.argv[1]))))' "$1"; }
+check "a kept listing shows the link as its target, a file" test "$(kinds "$M/kept")" = "l:f"
+rm "$M/f" && mkdir "$M/f"
+check "... and as a directory once the target is one" test "$(kinds "$M/kept")" = "l:d"
+unmount_cfs "$M"
 finish
