@@ -29,7 +29,7 @@ while IFS=: read -r line text; do
 		done
 		if [ -z "$by" ]; then
 			for t in $TESTS; do
-				timeout 900 sh "$t" >"$W/t.out" 2>&1 || by="$by $t;"
+				timeout 900 sh "$t" >"$W/t.out" 2>&1 || { by="$by $t;"; break; }
 			done
 		fi
 		text=$(printf '%s' "$text" | sed 's/^[[:space:]]*//')
