@@ -110,16 +110,18 @@ void cfs_coherence_flush(struct cfs_daemon *d)
 {
 	struct cfs_changes *ch = &d->changes;
 
-	if (ch->overflow)
-		cfs_tree_each_referenced(d->tree, cfs_held_node, d);
-	else
-		for (unsigned i = 0; i < ch->count; i++)
-			cfs_node_everywhere(d, ch->nodes[i]);
-	if (ch->overflow)
-		cfs_node_everywhere(d, CFS_ROOT); /* never counted, always held */
-	if (ch->names)
-		cfs_coherence_names(d);
-	*ch = (struct cfs_changes){0};
+	if (ch->count || ch->overflow || ch->names) { /* most requests change nothing */
+		if (ch->overflow)
+			cfs_tree_each_referenced(d->tree, cfs_held_node, d);
+		else
+			for (unsigned i = 0; i < ch->count; i++)
+				cfs_node_everywhere(d, ch->nodes[i]);
+		if (ch->overflow)
+			cfs_node_everywhere(d, CFS_ROOT); /* never counted, always held */
+		if (ch->names)
+			cfs_coherence_names(d);
+		*ch = (struct cfs_changes){0};
+	}
 	d->coh.ncovered = 0;
 }
 

@@ -236,7 +236,12 @@ static int cfs_setattr_times(struct cfs_daemon *d, uint32_t node, const struct s
 static void cfs_drop_setid(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, uint32_t node)
 {
 	struct cfs_cred c;
+	struct stat st;
 
+	/* the caller's groups cost a read of /proc: only for a file that has set-id bits */
+	cfs_tree_stat(d->tree, node, &st);
+	if (!(st.st_mode & (S_ISUID | S_ISGID)))
+		return;
 	if (cfs_tree_drop_setid(d->tree, node, cfs_req_cred(req, d, &c)))
 		cfs_coherence_attrs_now(d, ino);
 }
