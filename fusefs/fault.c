@@ -22,40 +22,13 @@ struct cfs_faults {
 	const char *unsent[CFS_OP_MAX]; /* why an op never reaches us, or NULL */
 };
 
-static const struct {
-	int err;
-	const char *name;
-} cfs_errnos[] = {
-    {EIO, "EIO"},
-    {ENOENT, "ENOENT"},
-    {EACCES, "EACCES"},
-    {EPERM, "EPERM"},
-    {ELOOP, "ELOOP"},
-    {ENOTDIR, "ENOTDIR"},
-    {EISDIR, "EISDIR"},
-    {ENOSPC, "ENOSPC"},
-    {ENOMEM, "ENOMEM"},
-    {EAGAIN, "EAGAIN"},
-    {ETIMEDOUT, "ETIMEDOUT"},
-    {EROFS, "EROFS"},
-    {ENAMETOOLONG, "ENAMETOOLONG"},
-    {EXDEV, "EXDEV"},
-    {EINVAL, "EINVAL"},
-    {ENOTEMPTY, "ENOTEMPTY"},
-    {EEXIST, "EEXIST"},
-    {EBUSY, "EBUSY"},
-    {EFBIG, "EFBIG"},
-    {ENOTCONN, "ENOTCONN"},
-    {ESTALE, "ESTALE"},
-    {EINTR, "EINTR"},
-};
+/* The C library knows every errno's name (glibc 2.32: strerrorname_np); a rule may give a
+ * name or a number. */
+enum { CFS_ERRNO_MAX = 4095 };
 
 const char *cfs_errno_name(int err)
 {
-	for (size_t i = 0; i < G_N_ELEMENTS(cfs_errnos); i++)
-		if (cfs_errnos[i].err == err)
-			return cfs_errnos[i].name;
-	return NULL;
+	return err > 0 && err <= CFS_ERRNO_MAX ? strerrorname_np(err) : NULL;
 }
 
 static int cfs_errno_of(const char *s)
@@ -63,11 +36,13 @@ static int cfs_errno_of(const char *s)
 	char *end;
 	long v;
 
-	for (size_t i = 0; i < G_N_ELEMENTS(cfs_errnos); i++)
-		if (strcmp(cfs_errnos[i].name, s) == 0)
-			return cfs_errnos[i].err;
+	for (int e = 1; e < 256; e++) {
+		const char *name = strerrorname_np(e);
+		if (name && strcmp(name, s) == 0)
+			return e;
+	}
 	v = strtol(s, &end, 10);
-	return (*s && !*end && v > 0 && v < 4096) ? (int)v : -1;
+	return (*s && !*end && v > 0 && v <= CFS_ERRNO_MAX) ? (int)v : -1;
 }
 
 static void cfs_fault_free(gpointer p)
@@ -83,6 +58,9 @@ struct cfs_faults *cfs_faults_new(void)
 	struct cfs_faults *f = g_new0(struct cfs_faults, 1);
 
 	f->rules = g_ptr_array_new_with_free_func(cfs_fault_free);
+	/* rules on these would be accepted and never fire: refused, saying why */
+	f->unsent[CFS_OP_init] = f->unsent[CFS_OP_forget] = f->unsent[CFS_OP_forget_multi] =
+	    "nothing waits for its reply, so it can neither fail nor wait";
 	return f;
 }
 

@@ -26,8 +26,9 @@ void cfs_faults_unsent(struct cfs_faults *f, enum cfs_op op, const char *why);
 /* Every rule with its counters, as a JSON array. */
 void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b);
 
-/* Errno rules act in the operations, delay rules where requests arrive: each asks only for
- * its own kind, so neither draws from the other's random sequence. */
+/* Both kinds act where requests arrive (session.c), before any operation: delay rules hold a
+ * request back, then errno rules answer it. Each asks only for its own kind, so neither
+ * draws from the other's random sequence. */
 enum cfs_fault_kind { CFS_FAULT_ERRNO, CFS_FAULT_DELAY };
 
 /* Does a rule of KIND fire for OP on PATH? Sets *err (0: none) and *delay_ms (0: none). */

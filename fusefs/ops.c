@@ -84,19 +84,6 @@ cut:
 	memmove(out, out + at, size - at);
 }
 
-int cfs_fault_errno(struct cfs_daemon *d, enum cfs_op op, fuse_ino_t ino, const char *name)
-{
-	char path[RS_PATH_MAX];
-	unsigned delay;
-	int err;
-
-	if (!cfs_faults_active(d->faults))
-		return 0;
-	cfs_nodeid_path(d, ino, name, path, sizeof(path));
-	cfs_fault_match(d->faults, op, path, CFS_FAULT_ERRNO, &err, &delay);
-	return -err;
-}
-
 /* A link's size is the length of what readlink answers, as tools size their buffers by it:
  * kernel mode may rewrite the target, collapse answers the chain's end (a walk per stat),
  * server mode shows only broken links as links, with answers of their own. */
@@ -338,10 +325,6 @@ static void cfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		cfs_reply_err(req, -ENAMETOOLONG);
 		return;
 	}
-	if ((err = cfs_fault_errno(d, CFS_OP_lookup, parent, name))) {
-		cfs_reply_err(req, err);
-		return;
-	}
 	err = cfs_tree_lookup(d->tree, cfs_node(d, parent), name, len, &child);
 	if (!err)
 		err = cfs_make_entry(req, d, parent, name, len, child, true, &e);
@@ -377,11 +360,6 @@ static void cfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	struct stat st;
 
 	cfs_count(d, CFS_OP_getattr);
-	int err = cfs_fault_errno(d, CFS_OP_getattr, ino, NULL);
-	if (err) {
-		cfs_reply_err(req, err);
-		return;
-	}
 	cfs_stat(d, cfs_node(d, ino), &st);
 	fuse_reply_attr(req, &st, d->opts.attr_timeout);
 }
@@ -434,9 +412,7 @@ static void cfs_readlink(fuse_req_t req, fuse_ino_t ino)
 	int err;
 
 	cfs_count(d, CFS_OP_readlink);
-	err = cfs_fault_errno(d, CFS_OP_readlink, ino, NULL);
-	if (!err)
-		err = cfs_link_answer(req, d, cfs_node(d, ino), buf);
+	err = cfs_link_answer(req, d, cfs_node(d, ino), buf);
 	if (err) {
 		cfs_reply_err(req, err);
 		return;
@@ -452,11 +428,6 @@ static void cfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *f
 	if (d->opening.skip_opendir) {
 		d->opening.listings_kept = true;
 		cfs_reply_err(req, -ENOSYS);
-		return;
-	}
-	int err = cfs_fault_errno(d, CFS_OP_opendir, ino, NULL);
-	if (err) {
-		cfs_reply_err(req, err);
 		return;
 	}
 	if (cfs_tree_kind(d->tree, cfs_node(d, ino)) != RS_DIR) {
@@ -605,9 +576,7 @@ static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		cfs_reply_err(req, -ENOMEM);
 		return;
 	}
-	n = cfs_fault_errno(d, CFS_OP_read, ino, NULL);
-	if (!n)
-		n = cfs_tree_read(d->tree, cfs_node(d, ino), buf, size, off);
+	n = cfs_tree_read(d->tree, cfs_node(d, ino), buf, size, off);
 	if (n < 0)
 		cfs_reply_err(req, (int)n);
 	else

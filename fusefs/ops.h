@@ -19,8 +19,6 @@ void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st);
  * is given, into OUT; what does not fit is cut. For fault rules and messages. */
 void cfs_nodeid_path(const struct cfs_daemon *d, fuse_ino_t ino, const char *name, char *out,
 		     size_t size);
-/* An injected errno for OP on INO (+ NAME), or 0. Cheap when no fault is set. */
-int cfs_fault_errno(struct cfs_daemon *d, enum cfs_op op, fuse_ino_t ino, const char *name);
 
 /* Credentials of the caller, for the resolver's search-permission checks and set-id
  * rules; NULL for root, who may search everything and keeps set-id bits. */

@@ -315,11 +315,6 @@ static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		cfs_reply_err(req, -ENOSYS);
 		return;
 	}
-	int ferr = cfs_fault_errno(d, CFS_OP_open, ino, NULL);
-	if (ferr) {
-		cfs_reply_err(req, ferr);
-		return;
-	}
 	if (cfs_tree_kind(d->tree, node) == RS_DIR) {
 		cfs_reply_err(req, -EISDIR);
 		return;

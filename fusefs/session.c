@@ -46,6 +46,38 @@ struct cfs_server {
 	struct cfs_delayed *delayed; /* list of held requests */
 };
 
+/* The path a request names, for fault rules: its nodeid's, plus the entry name it carries. */
+static void cfs_request_path(struct cfs_daemon *d, const struct fuse_in_header *in, size_t size,
+			     char *path)
+{
+	cfs_nodeid_path(d, in->nodeid, cfs_request_name(in, size), path, RS_PATH_MAX);
+}
+
+/* An errno rule for this request? Then it is answered with that errno here, before any
+ * handler: one place for every operation, so no rule is accepted that never fires. Init and
+ * the forgets have no reply (fault.c refuses rules on them). */
+static bool cfs_fault_answer(struct cfs_daemon *d, const struct fuse_in_header *in, enum cfs_op op,
+			     size_t size)
+{
+	char path[RS_PATH_MAX];
+	unsigned ms;
+	int err = 0;
+
+	if (op == CFS_OP_MAX || op == CFS_OP_init || op == CFS_OP_forget ||
+	    op == CFS_OP_forget_multi)
+		return false;
+	cfs_request_path(d, in, size, path);
+	cfs_fault_match(d->faults, op, path, CFS_FAULT_ERRNO, &err, &ms);
+	if (!err)
+		return false;
+	cfs_count(d, op);
+	struct fuse_out_header out = {sizeof(out), -err, in->unique};
+	if (write(fuse_session_fd(d->se), &out, sizeof(out)) != (ssize_t)sizeof(out))
+		g_debug("fault reply to request %llu: %s", (unsigned long long)in->unique,
+			strerror(errno));
+	return true;
+}
+
 /* Serve one request, timing our part of it for `stats`. */
 static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 {
@@ -53,6 +85,11 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	enum cfs_op op = buf->size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
 	uint64_t t0 = cfs_now_ns();
 
+	if (op != CFS_OP_MAX && cfs_faults_active(d->faults) &&
+	    cfs_fault_answer(d, in, op, buf->size)) {
+		cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
+		return;
+	}
 	fuse_session_process_buf(d->se, buf);
 	/* a handler flushes before it replies; whatever it left recorded still goes now */
 	cfs_coherence_flush(d);
@@ -92,10 +129,7 @@ static bool cfs_maybe_delay(struct cfs_server *s, const struct fuse_buf *buf, si
 	if (op == CFS_OP_MAX || op == CFS_OP_init || op == CFS_OP_forget ||
 	    op == CFS_OP_forget_multi || in->nodeid == 0)
 		return false;
-	const char *name = op == CFS_OP_lookup ? (const char *)(in + 1) : NULL;
-	if (name && !memchr(name, '\0', size - sizeof(*in)))
-		return false;
-	cfs_nodeid_path(s->d, in->nodeid, name, path, sizeof(path));
+	cfs_request_path(s->d, in, size, path);
 	cfs_fault_match(s->d->faults, op, path, CFS_FAULT_DELAY, &err, &ms);
 	if (!ms)
 		return false;

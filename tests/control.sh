@@ -101,6 +101,21 @@ check "EIO with probability 0.5: about half ($n1 of 1000)" test "$n1" -gt 400 -a
 check "the same seed gives the same faults ($n1, $n2)" test "$n1" -eq "$n2"
 check "fault list counts the hits" has "$(raw 'fault list')" "\"hits\":$n2"
 ctl fault clear >/dev/null
+# every operation, the changing ones too: errno rules answer before any handler runs
+ctl fault add op=mkdir path=/ro* errno=EROFS >/dev/null
+ctl fault add op=unlink path=/README errno=EBUSY >/dev/null
+ctl fault add op=rename path=/chains/5 errno=EXDEV >/dev/null
+ctl fault add op=create path=/new* errno=EDQUOT >/dev/null
+expect EROFS mkdir "$M/ro1" 0755
+expect "ok" mkdir "$M/rw1" 0755
+expect EBUSY unlink "$M/README"
+expect EXDEV rename "$M/chains/5" "$M/chains/5b"
+expect EDQUOT open "$M/new1" w,creat 0644
+check "... and the tree is as before" test -e "$M/README" -a -L "$M/chains/5" -a ! -e "$M/ro1"
+out=$(ctl fault add op=forget path=/x errno=EIO 2>&1)
+check "a rule on forget is refused: nothing waits for its reply ($out)" \
+	has "$out" "nothing waits for its reply"
+ctl fault clear >/dev/null
 ctl fault add op=open path=/chains/target delay=200 >/dev/null
 t0=$(date +%s%N)
 cat "$M/chains/target" >/dev/null &

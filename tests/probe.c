@@ -21,47 +21,16 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-struct errname {
-	int err;
-	const char *name;
-};
-
-static const struct errname errnames[] = {
-    {ENOENT, "ENOENT"},
-    {ENOTDIR, "ENOTDIR"},
-    {ELOOP, "ELOOP"},
-    {EACCES, "EACCES"},
-    {EPERM, "EPERM"},
-    {EEXIST, "EEXIST"},
-    {EISDIR, "EISDIR"},
-    {EINVAL, "EINVAL"},
-    {ENOTEMPTY, "ENOTEMPTY"},
-    {ENAMETOOLONG, "ENAMETOOLONG"},
-    {EXDEV, "EXDEV"},
-    {EBUSY, "EBUSY"},
-    {EIO, "EIO"},
-    {ENOTCONN, "ENOTCONN"},
-    {EROFS, "EROFS"},
-    {ENOSPC, "ENOSPC"},
-    {EFBIG, "EFBIG"},
-    {EOPNOTSUPP, "EOPNOTSUPP"},
-    {ENOMEM, "ENOMEM"},
-    {EBADF, "EBADF"},
-    {ENXIO, "ENXIO"},
-    {ENODATA, "ENODATA"},
-    {EMLINK, "EMLINK"},
-};
-
+/* errno's name, as the C library spells it (glibc 2.32: strerrorname_np), else E<number> */
 static int fail(void)
 {
 	int e = errno;
+	const char *name = strerrorname_np(e);
 
-	for (size_t i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
-		if (errnames[i].err == e) {
-			printf("%s\n", errnames[i].name);
-			return 1;
-		}
-	printf("E%d\n", e);
+	if (name)
+		printf("%s\n", name);
+	else
+		printf("E%d\n", e);
 	return 1;
 }
 
