@@ -92,6 +92,9 @@ dir /d2/t
 dir /kept
 link /kept/l ../f
 file /f "f\n"
+file /f0 "f0\n"
+chain /d/c 3 /f0
+link /dl d
 SPEC
 mount_cfs "$M" -o "ctl=$S,follow=server,entry_timeout=3600,attr_timeout=3600" \
 	"$T/server.spec" || { fail "mount server"; finish; exit 1; }
@@ -99,11 +102,27 @@ ln -s t "$M/d1/l"
 check "server: d1/l shows d1/t, a file" test -f "$M/d1/l"
 mv "$M/d1/l" "$M/d2/l"
 check "... moved to d2, it shows d2/t, a directory" test -d "$M/d2/l"
+has_word() { printf '%s\n' $1 | grep -qx "$2"; }
 kinds() { python3 -c 'import os, sys
-print(" ".join(sorted(e.name + (":d" if e.is_dir(follow_symlinks=False) else ":f")
-		      for e in os.scandir(sys.argv[1]))))' "$1"; }
+k = lambda e: ":l" if e.is_symlink() else ":d" if e.is_dir(follow_symlinks=False) else ":f"
+print(" ".join(sorted(e.name + k(e) for e in os.scandir(sys.argv[1]))))' "$1"; }
 check "a kept listing shows the link as its target, a file" test "$(kinds "$M/kept")" = "l:f"
 rm "$M/f" && mkdir "$M/f"
 check "... and as a directory once the target is one" test "$(kinds "$M/kept")" = "l:d"
+# a mode or limit switch changes kinds in listings the kernel keeps: the root's (never
+# looked up, so never counted) and those of directories reached through a link
+k=$(kinds "$M")
+check "server: the root lists dl as its target, a directory ($k)" has_word "$k" dl:d
+ctl mode kernel >/dev/null
+k=$(kinds "$M")
+check "kernel: the root lists dl as a link ($k)" has_word "$k" dl:l
+ctl mode server >/dev/null
+k=$(kinds "$M")
+check "server again: the listing kept in kernel mode is dropped ($k)" has_word "$k" dl:d
+k=$(kinds "$M/dl")
+check "server: dl/c resolves, listed as a file ($k)" has_word "$k" c:f
+ctl limits total=2 >/dev/null
+k=$(kinds "$M/dl")
+check "limits total=2: dl/c (4 links) is listed as a link ($k)" has_word "$k" c:l
 unmount_cfs "$M"
 finish
