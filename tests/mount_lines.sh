@@ -40,18 +40,29 @@ check "... and its new bytes" test "$(tail -n 1 "$M/x y/old")" = more
 check "a line in the root" ctl 'file "/top level" "t\n"'
 check "... shows in the root's listing" sh -c "ls '$M' | grep -qx 'top level'"
 
-# drop: the kernel forgets what it holds for this mount and asks again (cold experiments)
-asked() { ctl stats | awk '$1 == "lookup" || $1 == "getattr" { n += $2 } END { print n }'; }
-stat "$M/x y/old" "$M/plain" >/dev/null
-a0=$(asked)
-stat "$M/x y/old" "$M/plain" >/dev/null
-a1=$(asked)
-check "warm: the kernel answers from its caches ($a0 then $a1 lookups and getattrs)" \
-	test "$a1" -eq "$a0"
+# drop: the kernel forgets what it holds for this mount (names, attributes, pages) and asks
+# again (cold experiments)
+asked() { ctl stats | awk -v k="$1" '$1 == k { print $2 }'; }
+warm() { stat "$M/x y/old" "$M/plain" >/dev/null && cat "$M/x y/old" >/dev/null; }
+warm
+l0=$(asked lookup) r0=$(asked read)
+warm
+l1=$(asked lookup) r1=$(asked read)
+check "warm: names and pages come from the kernel's caches ($l0 $r0, then $l1 $r1)" \
+	test "$l1" -eq "$l0" -a "$r1" -eq "$r0"
 ctl drop >/dev/null
-stat "$M/x y/old" "$M/plain" >/dev/null
-a2=$(asked)
-check "after drop it asks again ($a1 then $a2)" test "$a2" -ge $((a1 + 3))
+warm
+l2=$(asked lookup) r2=$(asked read)
+check "after drop it looks the names up again ($l1, then $l2)" test "$l2" -ge $((l1 + 3))
+check "... and reads the file again ($r1, then $r2)" test "$r2" -gt "$r1"
+# a file held open keeps its inode through the names' drop: its pages must go too
+python3 -c 'import os, subprocess, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.pread(fd, 4096, 0)
+subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, check=True)
+os.pread(fd, 4096, 0)' "$M/x y/old" "$CTL" -s "$S" drop
+r3=$(asked read)
+check "an open file's pages are dropped too ($r2, then $r3)" test "$r3" -gt "$r2"
 
 # every spec keyword chainfsctl offers is a command the daemon runs, and the man page names it
 for w in $("$CTL" --commands | sed -n '/^dir$/,$p'); do
