@@ -480,6 +480,9 @@ static char *cmd_fault(struct cfs_control *c, const char *args)
 			g_free(msg);
 			return e;
 		}
+		/* the kernel forgets what it holds, so the next syscall on a matching path
+		 * asks, and the rule fires then (the reply waits until that was delivered) */
+		cfs_coherence_drop(c->d);
 	} else if (strcmp(args, "clear") == 0) {
 		cfs_fault_clear(c->d->faults);
 	} else if (strcmp(args, "list") != 0 && *args) {

@@ -102,6 +102,12 @@ check "the same seed gives the same faults ($n1, $n2)" test "$n1" -eq "$n2"
 check "fault list counts the hits" has "$(raw 'fault list')" "\"hits\":$n2"
 ctl fault clear >/dev/null
 # every operation, the changing ones too: errno rules answer before any handler runs
+# a name the kernel holds: the rule fires at the next syscall all the same
+expect "ok" stat "$M/chains/40"
+ctl fault add op=lookup path=/chains/40 errno=ENOTCONN >/dev/null
+expect ENOTCONN stat "$M/chains/40"
+ctl fault clear >/dev/null
+expect "ok" stat "$M/chains/40"
 ctl fault add op=mkdir path=/ro* errno=EROFS >/dev/null
 ctl fault add op=unlink path=/README errno=EBUSY >/dev/null
 ctl fault add op=rename path=/chains/5 errno=EXDEV >/dev/null
