@@ -81,7 +81,8 @@ SHELL_TESTS += tests/coherence.sh
 STRESS_STEPS ?= 1000
 .PHONY: stress
 stress: all
-	CHAINFS_STEPS=$(STRESS_STEPS) BUILD=$(BUILD) sh tests/coherence.sh
+	CHAINFS_SEED=$${CHAINFS_SEED:-$$(date +%s)} CHAINFS_STEPS=$(STRESS_STEPS) BUILD=$(BUILD) \
+		sh tests/coherence.sh
 
 # spec: embedded default tree
 # fusefs/default.spec becomes a C array of 0xHH bytes (od + sed: coreutils, no xxd), so any
