@@ -56,7 +56,7 @@ enum {
 /* A little of everything the default tree has, small enough to canon and dump per request
  * (chains past the limits are a request away, or a `limits` with lower ones): chains,
  * nestings, loops, dangling and absolute links, links to directories, hard links, literal
- * and pattern files, odd names, generated nodes. */
+ * and pattern files, odd names, fifos, sockets and devices, generated nodes. */
 static const char fz_base_spec[] = "file /README \"chainfs\\n\" mode=0444\n"
 				   "dir /chains\n"
 				   "file /chains/target \"the end of the chain\\n\"\n"
@@ -85,13 +85,20 @@ static const char fz_base_spec[] = "file /README \"chainfs\\n\" mode=0444\n"
 				   "file /files/abc size=1k pattern=\"abc\\n\"\n"
 				   "file \"/files/name with spaces\" \"odd\\n\"\n"
 				   "file \"/files/latin1-\\xe9t\\xe9\" \"not UTF-8\\n\" mode=0600\n"
+				   "dir /special\n"
+				   "fifo /special/fifo mode=0640\n"
+				   "socket /special/sock\n"
+				   "dev /special/null c 1 3 mode=0666\n"
+				   "dev /special/disk b 8 1\n"
 				   "wide /wide 5 prefix=f\n"
 				   "deep /deep 5\n"
 				   "tree /tree depth=2 fanout=3 seed=1\n";
 
-/* The commands that take a whole spec line: the only ones that may change the tree. */
-static const char *const fz_generators[] = {"chain", "nest", "loop",	 "tree",   "wide", "deep",
-					    "dir",   "file", "hardlink", "append", "link"};
+/* The commands that take a whole spec line: the only ones that may change the tree. From
+ * the spec's own keyword list, so a new keyword is known here the day it exists. */
+#define FZ_KEYWORD(name, fn, min, max, attrs, usage) #name,
+static const char *const fz_generators[] = {CFS_SPEC_KEYWORDS(FZ_KEYWORD)};
+#undef FZ_KEYWORD
 
 static const char *const fz_mode_names[] = {"kernel", "collapse", "server"};
 

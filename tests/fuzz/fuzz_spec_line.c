@@ -26,7 +26,8 @@ enum {
 /* No file past 128 KiB: the dump of one reads two maximal pattern periods, which is most of
  * the time per input (seeds make such files with lines instead).
  * Every kind the lines can meet: dirs with modes and owners, literal, pattern and
- * hard-linked files, relative and absolute links, generated chains and loops, odd names. */
+ * hard-linked files, relative and absolute links, generated chains and loops, odd names,
+ * fifos, sockets and devices. */
 static const char fz_base_spec[] =
     "dir /base mtime=100\n"
     "file /base/f data\n"
@@ -38,7 +39,10 @@ static const char fz_base_spec[] =
     "chain /other/c 3 /base/f\n"
     "loop /other/ring 3\n"
     "file \"/odd name\\t\\xe9\" \"with \\\"quotes\\\"\\n\" mode=0600\n"
-    "dir /empty\n";
+    "dir /empty\n"
+    "fifo /base/fifo\n"
+    "socket /other/sock uid=3\n"
+    "dev /base/null c 1 3 mode=0666\n";
 
 static void fz_check_result(const char *line, int rc, const char *err)
 {

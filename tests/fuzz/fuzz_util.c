@@ -199,6 +199,9 @@ static bool fz_canon_node(GString *s, const struct cfs_tree *t, uint32_t id, con
 	} else if (kind == RS_FILE) {
 		g_string_append_printf(s, " data=%016" PRIx64,
 				       fz_digest(t, id, (uint64_t)st.st_size));
+	} else if (kind == RS_OTHER) {
+		/* fifo, socket or device: the type is in the mode, a device's number here */
+		g_string_append_printf(s, " rdev=%lx", (unsigned long)st.st_rdev);
 	} else if (kind != RS_DIR) {
 		fz_fail("node %u has kind %d", id, kind);
 	}
