@@ -59,8 +59,10 @@ struct cfs_faults *cfs_faults_new(void)
 
 	f->rules = g_ptr_array_new_with_free_func(cfs_fault_free);
 	/* rules on these would be accepted and never fire: refused, saying why */
-	f->unsent[CFS_OP_init] = f->unsent[CFS_OP_forget] = f->unsent[CFS_OP_forget_multi] =
-	    "nothing waits for its reply, so it can neither fail nor wait";
+	for (int op = 0; op < CFS_OP_MAX; op++)
+		if (!cfs_op_replies(op))
+			f->unsent[op] =
+			    "nothing waits for its reply, so it can neither fail nor wait";
 	return f;
 }
 

@@ -294,7 +294,7 @@ static void cfs_init_opens(struct cfs_daemon *d, struct fuse_conn_info *conn)
 		cfs_faults_unsent(d->faults, CFS_OP_opendir, why);
 }
 
-static void cfs_init(void *userdata, struct fuse_conn_info *conn)
+void cfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct cfs_daemon *d = userdata;
 
@@ -312,7 +312,7 @@ static void cfs_init(void *userdata, struct fuse_conn_info *conn)
 	cfs_count(d, CFS_OP_init);
 }
 
-static void cfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+void cfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	struct fuse_entry_param e;
@@ -335,7 +335,7 @@ static void cfs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	cfs_reply_entry(req, d, &e);
 }
 
-static void cfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+void cfs_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
@@ -344,7 +344,7 @@ static void cfs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	fuse_reply_none(req);
 }
 
-static void cfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+void cfs_ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
@@ -354,7 +354,7 @@ static void cfs_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_da
 	fuse_reply_none(req);
 }
 
-static void cfs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+void cfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	struct stat st;
@@ -405,7 +405,7 @@ static int cfs_link_answer(fuse_req_t req, struct cfs_daemon *d, uint32_t link, 
 	return n < 0 ? (int)n : 0;
 }
 
-static void cfs_readlink(fuse_req_t req, fuse_ino_t ino)
+void cfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	char buf[RS_PATH_MAX];
@@ -420,7 +420,7 @@ static void cfs_readlink(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_readlink(req, buf);
 }
 
-static void cfs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+void cfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
@@ -546,26 +546,25 @@ static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	free(b.added);
 }
 
-static void cfs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-			struct fuse_file_info *fi)
+void cfs_ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
 {
 	cfs_do_readdir(req, ino, size, off, false);
 }
 
-static void cfs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-			    struct fuse_file_info *fi)
+void cfs_ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			struct fuse_file_info *fi)
 {
 	cfs_do_readdir(req, ino, size, off, true);
 }
 
-static void cfs_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+void cfs_ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	cfs_count(cfs_of(req), CFS_OP_releasedir);
 	fuse_reply_err(req, 0);
 }
 
-static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		     struct fuse_file_info *fi)
+void cfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	char *buf = malloc(size ? size : 1);
@@ -586,7 +585,7 @@ static void cfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 /* Everything lives in memory and writes are answered when done: nothing to flush. With
  * opens=skip, ENOSYS makes the kernel stop sending FLUSH on every close (fc->no_flush). */
-static void cfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+void cfs_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
@@ -595,13 +594,13 @@ static void cfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 /* Files made by CREATE are released even with opens=skip (CREATE opens them). */
-static void cfs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+void cfs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	cfs_count(cfs_of(req), CFS_OP_release);
 	fuse_reply_err(req, 0);
 }
 
-static void cfs_statfs(fuse_req_t req, fuse_ino_t ino)
+void cfs_ll_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	struct cfs_tree_stats ts;
@@ -619,7 +618,7 @@ static void cfs_statfs(fuse_req_t req, fuse_ino_t ino)
 	fuse_reply_statfs(req, &sv);
 }
 
-static void cfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
+void cfs_ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
@@ -635,34 +634,19 @@ static void cfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 }
 
 /* No extended attributes: ENOSYS makes the kernel stop asking (users see EOPNOTSUPP). */
-static void cfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+void cfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	cfs_count(cfs_of(req), CFS_OP_getxattr);
 	fuse_reply_err(req, ENOSYS);
 }
 
-static void cfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+void cfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	cfs_count(cfs_of(req), CFS_OP_listxattr);
 	fuse_reply_err(req, ENOSYS);
 }
 
-const struct fuse_lowlevel_ops cfs_ops = {
-    .init = cfs_init,
-    .lookup = cfs_lookup,
-    .forget = cfs_forget,
-    .forget_multi = cfs_forget_multi,
-    .getattr = cfs_getattr,
-    .readlink = cfs_readlink,
-    .opendir = cfs_opendir,
-    .readdir = cfs_readdir,
-    .readdirplus = cfs_readdirplus,
-    .releasedir = cfs_releasedir,
-    .read = cfs_read,
-    .flush = cfs_flush,
-    .release = cfs_release,
-    .statfs = cfs_statfs,
-    .access = cfs_access,
-    .getxattr = cfs_getxattr,
-    .listxattr = cfs_listxattr,
-};
+/* Every operation of the one table (daemon.h), each by its handler. */
+#define CFS_LL_OP(n, ...) .n = cfs_ll_##n,
+const struct fuse_lowlevel_ops cfs_ops = {CFS_OPS(CFS_LL_OP)};
+#undef CFS_LL_OP

@@ -45,10 +45,10 @@ void cfs_ref_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
 /* Drop an uncounted path entry made for a reply that could not be sent. */
 void cfs_drop_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
 
-/* The operations that change the tree (ops_write.c: open too, for O_TRUNC), added to a
- * table. */
-void cfs_add_write_ops(struct fuse_lowlevel_ops *ops);
-/* Wrap every operation set in OPS in one lock, for libfuse's multi-threaded loop (mt.c). */
-void cfs_mt_wrap(struct fuse_lowlevel_ops *ops);
+/* The handlers, one per row of CFS_OPS: ops.c reads, ops_write.c changes (and opens, for
+ * O_TRUNC). */
+#define CFS_LL_DECL(n, opcode, flags, at, params, args) void cfs_ll_##n params;
+CFS_OPS(CFS_LL_DECL)
+#undef CFS_LL_DECL
 
 #endif

@@ -76,7 +76,7 @@ static void cfs_new_node(fuse_req_t req, enum cfs_op op, fuse_ino_t parent, cons
 	cfs_reply_new(req, d, parent, name, child, fi);
 }
 
-static void cfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+void cfs_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t dir = cfs_node(d, parent), child;
@@ -98,18 +98,18 @@ static void cfs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	cfs_reply_new(req, d, parent, name, child, NULL);
 }
 
-static void cfs_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		       struct fuse_file_info *fi)
+void cfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		   struct fuse_file_info *fi)
 {
 	cfs_new_node(req, CFS_OP_create, parent, name, mode, fi);
 }
 
-static void cfs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+void cfs_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
 	cfs_new_node(req, CFS_OP_mkdir, parent, name, mode, NULL);
 }
 
-static void cfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const char *name)
+void cfs_ll_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const char *name)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t dir = cfs_node(d, parent), child;
@@ -126,7 +126,7 @@ static void cfs_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, c
 	cfs_reply_new(req, d, parent, name, child, NULL);
 }
 
-static void cfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+void cfs_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t node = cfs_node(d, ino);
@@ -142,7 +142,7 @@ static void cfs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const
 	cfs_reply_new(req, d, newparent, newname, node, NULL);
 }
 
-static void cfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+void cfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t dir = cfs_node(d, parent), child = 0;
@@ -161,7 +161,7 @@ static void cfs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, 0);
 }
 
-static void cfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+void cfs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t dir = cfs_node(d, parent), child;
@@ -184,8 +184,8 @@ static void cfs_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, 0);
 }
 
-static void cfs_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-		       const char *newname, unsigned int flags)
+void cfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		   const char *newname, unsigned int flags)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	size_t len = strlen(name), newlen = strlen(newname);
@@ -256,8 +256,8 @@ static int cfs_truncate_by(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino,
 	return err;
 }
 
-static void cfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-			struct fuse_file_info *fi)
+void cfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		    struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t node = cfs_node(d, ino);
@@ -285,8 +285,8 @@ static void cfs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int t
 	fuse_reply_attr(req, &st, d->opts.attr_timeout);
 }
 
-static void cfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
-		      struct fuse_file_info *fi)
+void cfs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+		  struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t node = cfs_node(d, ino);
@@ -305,7 +305,7 @@ static void cfs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t si
 }
 
 /* An open that truncates (O_TRUNC with atomic_o_trunc, opens=answer) changes the file. */
-static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+void cfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t node = cfs_node(d, ino);
@@ -334,25 +334,14 @@ static void cfs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 }
 
 /* Everything lives in memory: there is nothing to sync. */
-static void cfs_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+void cfs_ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
 	cfs_count(cfs_of(req), CFS_OP_fsync);
 	fuse_reply_err(req, 0);
 }
 
-void cfs_add_write_ops(struct fuse_lowlevel_ops *ops)
+void cfs_ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	ops->mknod = cfs_mknod;
-	ops->create = cfs_create;
-	ops->mkdir = cfs_mkdir;
-	ops->symlink = cfs_symlink;
-	ops->link = cfs_link;
-	ops->unlink = cfs_unlink;
-	ops->rmdir = cfs_rmdir;
-	ops->rename = cfs_rename;
-	ops->setattr = cfs_setattr;
-	ops->open = cfs_open;
-	ops->write = cfs_write;
-	ops->fsync = cfs_fsync;
-	ops->fsyncdir = cfs_fsync;
+	cfs_count(cfs_of(req), CFS_OP_fsyncdir);
+	fuse_reply_err(req, 0);
 }

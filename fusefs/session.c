@@ -63,8 +63,7 @@ static bool cfs_fault_answer(struct cfs_daemon *d, const struct fuse_in_header *
 	unsigned ms;
 	int err = 0;
 
-	if (op == CFS_OP_MAX || op == CFS_OP_init || op == CFS_OP_forget ||
-	    op == CFS_OP_forget_multi)
+	if (!cfs_op_replies(op))
 		return false;
 	cfs_request_path(d, in, size, path);
 	cfs_fault_match(d->faults, op, path, CFS_FAULT_ERRNO, &err, &ms);
@@ -126,8 +125,7 @@ static bool cfs_maybe_delay(struct cfs_server *s, const struct fuse_buf *buf, si
 
 	/* init and the forgets name no node to match (a batch forget's nodeid is 0) and have
 	 * nobody waiting for them */
-	if (op == CFS_OP_MAX || op == CFS_OP_init || op == CFS_OP_forget ||
-	    op == CFS_OP_forget_multi || in->nodeid == 0)
+	if (!cfs_op_replies(op) || in->nodeid == 0)
 		return false;
 	cfs_request_path(s->d, in, size, path);
 	cfs_fault_match(s->d->faults, op, path, CFS_FAULT_DELAY, &err, &ms);
@@ -400,7 +398,8 @@ static void cfs_drain_notifier(struct cfs_daemon *d)
 int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 {
 	const char *mnt = d->opts.mountpoint;
-	struct fuse_lowlevel_ops ops = cfs_ops;
+	const struct fuse_lowlevel_ops *ops =
+	    d->opts.loop == CFS_LOOP_LIBFUSE_MT ? &cfs_mt_ops : &cfs_ops;
 	int busy = cfs_is_mountpoint(mnt);
 	int rc = 1, err;
 
@@ -417,10 +416,7 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 	if (cfs_open_control(d))
 		return 1;
 	cfs_default_timeouts(&d->opts);
-	cfs_add_write_ops(&ops);
-	if (d->opts.loop == CFS_LOOP_LIBFUSE_MT)
-		cfs_mt_wrap(&ops);
-	d->se = fuse_session_new(args, &ops, sizeof(ops), d);
+	d->se = fuse_session_new(args, ops, sizeof(*ops), d);
 	if (!d->se) {
 		cfs_close_control(d);
 		return 2; /* libfuse said which option it refused */
