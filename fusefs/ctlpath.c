@@ -30,6 +30,21 @@ static void cfs_runtime_dir(char *out, size_t size)
 		snprintf(out, size, "/tmp/chainfs-%u", (unsigned)getuid());
 }
 
+/* DIR, made if missing, must be ours alone: in /tmp anybody may make it first, then read
+ * or replace the socket clients talk to (as ssh-agent and tmux check their own). */
+static int cfs_private_dir(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return -errno;
+	if (lstat(dir, &st) != 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		return -EPERM;
+	return 0;
+}
+
 int cfs_ctl_default_path(const char *mountpoint, char *out, size_t size, int make_dir)
 {
 	char dir[CFS_SUN_PATH_MAX], *real = realpath(mountpoint, NULL), *copy;
@@ -49,7 +64,5 @@ int cfs_ctl_default_path(const char *mountpoint, char *out, size_t size, int mak
 	free(real);
 	if (n < 0 || (size_t)n >= size || n >= CFS_SUN_PATH_MAX)
 		return -ENAMETOOLONG;
-	if (make_dir && mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return make_dir ? cfs_private_dir(dir) : 0;
 }

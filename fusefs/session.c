@@ -409,6 +409,15 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 		return 1;
 	}
 	err = cfs_pick_ctl_path(d);
+	if (err == -EPERM) {
+		gchar *dir = g_path_get_dirname(d->ctl_path);
+		fprintf(stderr,
+			"chainfs: control socket: %s is not a directory of uid %u closed to others "
+			"(anyone could replace the socket); remove it, or give -o ctl=PATH\n",
+			dir, (unsigned)getuid());
+		g_free(dir);
+		return 1;
+	}
 	if (err) {
 		fprintf(stderr, "chainfs: control socket: %s\n", strerror(-err));
 		return 1;

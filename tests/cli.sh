@@ -46,6 +46,22 @@ check "the installed chainfs-mount mounts with the chainfs beside it" \
 check "chainfs --help says which loop libfuse's thread options act on" \
 	grep -q "^act only with -o loop=libfuse_mt" "$T/chelp"
 
+# the control socket's directory must be ours alone: in /tmp anybody could make it first
+mkdir "$T/cm" "$T/xdg"
+for how in "mode 0777" "another owner" "a symlink"; do
+	rm -rf "$T/xdg/chainfs"
+	case $how in
+	"mode 0777") mkdir -m 0777 "$T/xdg/chainfs" ;;
+	"another owner") mkdir -m 0700 "$T/xdg/chainfs" && chown 65534 "$T/xdg/chainfs" ;;
+	"a symlink") ln -s "$T/cm" "$T/xdg/chainfs" ;;
+	esac
+	XDG_RUNTIME_DIR=$T/xdg timeout 20 "$CHAINFS" "$T/cm" >"$T/err" 2>&1
+	check "a socket directory with $how: refused" test $? -ne 0
+	check "... saying why" grep -q "not a directory of uid .* closed to others" "$T/err"
+	mountpoint -q "$T/cm" && fusermount3 -u "$T/cm"
+done
+rm -rf "$T/xdg/chainfs"
+
 M=$T/mnt
 mount_cfs "$M" -o follow=server || { fail "mount"; finish; exit 1; }
 "$CTL" "$M" >/dev/null 2>"$T/err"
