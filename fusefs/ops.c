@@ -36,6 +36,7 @@ void cfs_count(struct cfs_daemon *d, enum cfs_op op)
 
 void cfs_reply_err(fuse_req_t req, int neg_errno)
 {
+	cfs_of(req)->reply_errno = -neg_errno; /* for the recording (record.h) */
 	fuse_reply_err(req, -neg_errno);
 }
 
@@ -591,7 +592,7 @@ static void cfs_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct cfs_daemon *d = cfs_of(req);
 
 	cfs_count(d, CFS_OP_flush);
-	fuse_reply_err(req, d->opts.opens == CFS_OPENS_SKIP ? ENOSYS : 0);
+	cfs_reply_err(req, d->opts.opens == CFS_OPENS_SKIP ? -ENOSYS : 0);
 }
 
 /* Files made by CREATE are released even with opens=skip (CREATE opens them). */
@@ -638,13 +639,13 @@ static void cfs_access(fuse_req_t req, fuse_ino_t ino, int mask)
 static void cfs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	cfs_count(cfs_of(req), CFS_OP_getxattr);
-	fuse_reply_err(req, ENOSYS);
+	cfs_reply_err(req, -ENOSYS);
 }
 
 static void cfs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	cfs_count(cfs_of(req), CFS_OP_listxattr);
-	fuse_reply_err(req, ENOSYS);
+	cfs_reply_err(req, -ENOSYS);
 }
 
 const struct fuse_lowlevel_ops cfs_ops = {
