@@ -19,7 +19,8 @@ BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/chainfs-sweep
 TEST_BINS += $(BUILD)/cfs-probe
 $(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
-$(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o
+$(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o \
+	$(BUILD)/fusefs/replay.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) -lpthread
