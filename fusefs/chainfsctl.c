@@ -303,9 +303,14 @@ int main(int argc, char **argv)
 			json = 1;
 	if (i >= argc)
 		return usage("missing COMMAND");
+	/* the daemon opens the file and its cwd is not ours: send the path we mean */
+	gchar *abs = NULL;
+	if (argc - i == 3 && strcmp(argv[i], "record") == 0 && strcmp(argv[i + 1], "start") == 0)
+		argv[i + 2] = abs = g_canonicalize_filename(argv[i + 2], NULL);
 	gchar *req = g_strjoinv(" ", argv + i);
 	if ((fd = mnt ? connect_mount(mnt) : ctl_connect(sock)) < 0) {
 		g_free(req);
+		g_free(abs);
 		return 2;
 	}
 	char *line = ctl_ask(fd, req);
@@ -324,5 +329,6 @@ int main(int argc, char **argv)
 	}
 	free(line);
 	g_free(req);
+	g_free(abs);
 	return rc;
 }
