@@ -33,6 +33,10 @@ $(BUILD)/cfs-mount-diff: $(BUILD)/tests/mount_diff.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
 UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec $(BUILD)/test_links $(BUILD)/test_latency
+UNIT_TESTS += $(BUILD)/test_record
+$(BUILD)/test_record: $(BUILD)/tests/test_record.o $(BUILD)/fusefs/record_log.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE) -lpthread
+$(BUILD)/tests/test_record.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/fusefs/latency.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_latency.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
