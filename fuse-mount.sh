@@ -6,6 +6,10 @@
 #   fuse-mount.sh --run 'COMMAND' [chainfs options] [SPEC]
 #                    mount on a fresh temp dir, run COMMAND with $MNT set, unmount, exit
 #                    with COMMAND's status
+#   fuse-mount.sh --run 'COMMAND' --stats-out FILE [chainfs options] [SPEC]
+#                    the same, and FILE gets {"delta", "before", "after"}: `chainfsctl
+#                    stats --json` before and after COMMAND, every number of delta being
+#                    after minus before (python3; a quantile's difference means little)
 #   fuse-mount.sh --pid MOUNTPOINT                      the pid of the daemon serving it
 #
 # Installed by make install as chainfs-mount, it runs the chainfs beside it.
@@ -194,17 +198,60 @@ mount_fs() {
 	die "$mnt: no answer within ${timeout}s; stopped the daemon"
 }
 
+# stats_json FILE: the mount's stats as one JSON line, through the chainfsctl beside chainfs
+stats_json() {
+	ctl=$(dirname "$(chainfs_bin)")/chainfsctl
+	timeout 60 "$ctl" "$MNT" --json stats >"$1" || die "stats of $MNT failed"
+}
+
+# stats_delta BEFORE AFTER OUT: numbers subtracted member by member (arrays element by
+# element); strings and booleans are after's
+stats_delta() {
+	command -v python3 >/dev/null || die "--stats-out needs python3"
+	python3 - "$1" "$2" "$3" <<'PY' || die "$3: cannot write the stats delta"
+import json, sys
+def sub(a, b):
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a
+    if isinstance(a, (int, float)):
+        return a - (b if isinstance(b, (int, float)) else 0)
+    if isinstance(a, dict):
+        b = b if isinstance(b, dict) else {}
+        return {k: sub(v, b.get(k)) for k, v in a.items()}
+    if isinstance(a, list):
+        b = b if isinstance(b, list) else []
+        return [sub(v, b[i] if i < len(b) else None) for i, v in enumerate(a)]
+    return a
+before, after = (json.load(open(f)) for f in sys.argv[1:3])
+with open(sys.argv[3], "w") as out:
+    json.dump({"delta": sub(after, before), "before": before, "after": after}, out)
+    out.write("\n")
+PY
+}
+
 run_cmd() {
-	[ $# -ge 1 ] || die "usage: fuse-mount.sh --run 'COMMAND' [chainfs options] [SPEC]"
+	[ $# -ge 1 ] || die "usage: fuse-mount.sh --run 'COMMAND' [--stats-out FILE] [chainfs options] [SPEC]"
 	cmd=$1
 	shift
+	stats_out=
+	if [ "${1:-}" = --stats-out ]; then
+		[ $# -ge 2 ] || die "--stats-out needs a FILE"
+		stats_out=$2
+		shift 2
+	fi
 	MNT=$(mktemp -d "${TMPDIR:-/tmp}/chainfs.XXXXXX") || die "mktemp failed"
 	export MNT
-	trap 'unmount "$MNT"; rmdir "$MNT" 2>/dev/null' EXIT
+	trap 'unmount "$MNT"; rmdir "$MNT" 2>/dev/null; rm -f "$MNT.before" "$MNT.after"' EXIT
 	trap 'exit 130' INT TERM
 	mount_fs "$@" "$MNT" || exit 1
+	[ -z "$stats_out" ] || stats_json "$MNT.before"
 	sh -c "$cmd"
-	return $?
+	st=$?
+	if [ -n "$stats_out" ]; then
+		stats_json "$MNT.after"
+		stats_delta "$MNT.before" "$MNT.after" "$stats_out"
+	fi
+	return $st
 }
 
 case "${1:-}" in

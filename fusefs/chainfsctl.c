@@ -1,10 +1,12 @@
 /*
  * chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]
+ * chainfsctl replay FILE MOUNTPOINT
  * Sends one request to a chainfs daemon's control socket and prints its answer readably
  * (or as the raw JSON line with --json). Exit status: 0, or 1 on an error reply (and when a
  * `resolve` walk fails, as namei does), 2 on a usage or connection problem.
  */
 #include "ctlpath.h"
+#include "replay.h"
 #include "spec.h"
 
 #include <errno.h>
@@ -76,11 +78,11 @@ static void print_value(const char *key, JsonNode *v, int indent)
 			print_value(k->data, json_object_get_member(o, k->data), indent + 2);
 		g_list_free(keys);
 	} else if (JSON_NODE_HOLDS_VALUE(v)) {
-		gchar *s = json_node_get_value_type(v) == G_TYPE_STRING
-			       ? g_strdup(json_node_get_string(v))
+		GType t = json_node_get_value_type(v);
+		gchar *s = t == G_TYPE_STRING ? g_strdup(json_node_get_string(v))
+			   : t == G_TYPE_BOOLEAN
+			       ? g_strdup(json_node_get_boolean(v) ? "yes" : "no")
 			       : g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(v));
-		if (json_node_get_value_type(v) == G_TYPE_BOOLEAN)
-			snprintf(s, strlen(s) + 1, "%s", json_node_get_boolean(v) ? "yes" : "no");
 		printf("%*s%-*s %s\n", indent, "", 28 - indent, key, s);
 		g_free(s);
 	}
@@ -185,6 +187,7 @@ static const char *const cfs_commands[][2] = {
     {"dump", ""},
     {"drop", "(the mount's kernel caches, for cold runs)"},
     {"fault", "add|list|clear"},
+    {"record", "start FILE|stop (no argument: the status)"},
     {"unmount", ""},
 };
 /* spec lines run at runtime (chainfs-spec(5)) */
@@ -195,6 +198,7 @@ static const char *const cfs_spec_words[] = {CFS_SPEC_KEYWORDS(CFS_SPEC_WORD)};
 static void print_usage(FILE *f)
 {
 	fprintf(f, "usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
+		   "       chainfsctl replay FILE MOUNTPOINT  (a recording's syscalls again)\n"
 		   "commands:\n");
 	for (size_t i = 0; i < sizeof(cfs_commands) / sizeof(cfs_commands[0]); i++)
 		fprintf(f, "  %s %s\n", cfs_commands[i][0], cfs_commands[i][1]);
@@ -289,6 +293,9 @@ int main(int argc, char **argv)
 	}
 	if (!sock && i >= argc)
 		return usage("missing MOUNTPOINT (or -s SOCKET)");
+	if (!sock && strcmp(argv[i], "replay") == 0)
+		return argc - i == 3 ? cfs_replay(argv[i + 1], argv[i + 2])
+				     : usage("usage: chainfsctl replay FILE MOUNTPOINT");
 	if (!sock)
 		mnt = argv[i++];
 	for (; i < argc && argv[i][0] == '-'; i++)
@@ -296,9 +303,14 @@ int main(int argc, char **argv)
 			json = 1;
 	if (i >= argc)
 		return usage("missing COMMAND");
+	/* the daemon opens the file and its cwd is not ours: send the path we mean */
+	gchar *abs = NULL;
+	if (argc - i == 3 && strcmp(argv[i], "record") == 0 && strcmp(argv[i + 1], "start") == 0)
+		argv[i + 2] = abs = g_canonicalize_filename(argv[i + 2], NULL);
 	gchar *req = g_strjoinv(" ", argv + i);
 	if ((fd = mnt ? connect_mount(mnt) : ctl_connect(sock)) < 0) {
 		g_free(req);
+		g_free(abs);
 		return 2;
 	}
 	char *line = ctl_ask(fd, req);
@@ -317,5 +329,6 @@ int main(int argc, char **argv)
 	}
 	free(line);
 	g_free(req);
+	g_free(abs);
 	return rc;
 }

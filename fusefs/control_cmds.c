@@ -223,6 +223,27 @@ static void cfs_stats_tree(struct cfs_control *c, JsonBuilder *b)
 	json_builder_end_object(b);
 }
 
+/* The recording running, or the last one (record.h): lines are counted at the loop, bytes
+ * once the writer wrote them. */
+static void cfs_stats_record(struct cfs_control *c, JsonBuilder *b)
+{
+	struct cfs_record_stats r;
+	const char *file;
+
+	cfs_record_status(c->d, &r, &file);
+	json_builder_set_member_name(b, "record");
+	json_builder_begin_object(b);
+	json_builder_set_member_name(b, "active");
+	json_builder_add_boolean_value(b, r.active);
+	if (file)
+		cfs_json_str(b, "file", file, -1);
+	cfs_json_int(b, "lines", (int64_t)r.lines);
+	cfs_json_int(b, "dropped", (int64_t)r.dropped);
+	cfs_json_int(b, "bytes_written", (int64_t)r.bytes_written);
+	cfs_json_int(b, "write_errors", (int64_t)r.write_errors);
+	json_builder_end_object(b);
+}
+
 static char *cmd_stats(struct cfs_control *c, const char *args)
 {
 	JsonBuilder *b;
@@ -243,6 +264,7 @@ static char *cmd_stats(struct cfs_control *c, const char *args)
 	cfs_stats_latency(c, b);
 	cfs_stats_pollcore(c, b);
 	cfs_stats_tree(c, b);
+	cfs_stats_record(c, b);
 	json_builder_set_member_name(b, "control");
 	json_builder_begin_object(b);
 	cfs_json_int(b, "clients", g_hash_table_size(c->clients));
@@ -495,6 +517,31 @@ static char *cmd_fault(struct cfs_control *c, const char *args)
 	return cfs_json_finish(b);
 }
 
+/* The file is opened by the daemon, as the client's own uid (the socket admits no other):
+ * a relative path would mean the daemon's cwd, so only absolute ones are taken
+ * (chainfsctl makes them absolute). Stop answers once the file holds every line. */
+static char *cmd_record(struct cfs_control *c, const char *args)
+{
+	int err;
+	JsonBuilder *b;
+
+	if (g_str_has_prefix(args, "start ") && args[6 + strspn(args + 6, " ")] == '/') {
+		const char *file = args + 6 + strspn(args + 6, " ");
+		err = cfs_record_start(c->d, file);
+		if (err)
+			return cfs_json_error("record %s: %s", file, g_strerror(-err));
+	} else if (strcmp(args, "stop") == 0) {
+		err = cfs_record_stop(c->d);
+		if (err)
+			return cfs_json_error("record stop: no recording runs");
+	} else if (*args) {
+		return cfs_json_error("usage: record start /ABSOLUTE/FILE | record stop | record");
+	}
+	b = cfs_json_ok();
+	cfs_stats_record(c, b);
+	return cfs_json_finish(b);
+}
+
 static char *cmd_unmount(struct cfs_control *c, const char *args)
 {
 	/* the loop finishes this pass (the reply is sent), then the session is unmounted */
@@ -545,6 +592,7 @@ static const struct cfs_cmd cfs_cmds[] = {
     {"ping", cmd_ping, false},	    {"stats", cmd_stats, false},     {"limits", cmd_limits, false},
     {"mode", cmd_mode, false},	    {"resolve", cmd_resolve, false}, {"dump", cmd_dump, false},
     {"fault", cmd_fault, false},    {"unmount", cmd_unmount, false}, {"drop", cmd_drop, false},
+    {"record", cmd_record, false},
 #define CFS_CTL_SPEC(name, ...) {#name, cmd_generate, true},
     CFS_SPEC_KEYWORDS(CFS_CTL_SPEC) /* every spec keyword, as a line */
 #undef CFS_CTL_SPEC

@@ -12,6 +12,7 @@
 #include "ctlpath.h"
 #include "inroot.h"
 #include "latency.h"
+#include "record.h"
 #include "rs.h"
 #include "tree.h"
 
@@ -67,6 +68,7 @@ struct cfs_opts {
 	const char *spec;  /* NULL: the embedded default tree */
 	const char *mountpoint;
 	const char *ctl_path; /* control socket; NULL: derived from the mountpoint */
+	const char *record;   /* -o record=FILE: record requests from the start (record.h) */
 	enum cfs_opens opens;
 };
 
@@ -179,6 +181,11 @@ struct cfs_daemon {
 	struct cfs_walk_stats walk;
 	struct cfs_hist op_ns[CFS_OP_MAX + 1]; /* our time per request; [CFS_OP_MAX]: others */
 	struct cfs_hist walk_ns;	       /* the resolver's time per walk */
+	/* record.c: the recording running (or NULL), the last one's final counters and file */
+	struct cfs_recorder *recorder;
+	struct cfs_record_stats record_last;
+	char *record_last_file;
+	int reply_errno; /* the errno the request being served was answered with, 0: none */
 };
 
 /* libfuse's operation tables: our loop and libfuse's; its multi-threaded loop's (mt.c),

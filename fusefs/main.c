@@ -20,7 +20,7 @@
 enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do */
 
 struct cfs_cmdline {
-	char *follow, *abslinks, *loop, *ctl, *opens, *spin;
+	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record;
 	int materialize, keep_ids;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data;
 	char *positional[3];
@@ -38,6 +38,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
     CFS_OPT("opens=%s", opens),
     CFS_OPT("spin=%s", spin),
     CFS_OPT("ctl=%s", ctl),
+    CFS_OPT("record=%s", record),
     CFS_OPT("max_nest=%s", max_nest),
     CFS_OPT("max_total=%s", max_total),
     CFS_OPT("entry_timeout=%s", entry_timeout),
@@ -86,6 +87,8 @@ static void cfs_usage(const char *prog)
 	       "    -o max_data=SIZE       file data the tree may hold, then ENOSPC: bytes\n"
 	       "                           with K, M, G or T, or N%% of RAM (default 50%%)\n"
 	       "    -o ctl=PATH            control socket path\n"
+	       "    -o record=FILE         one JSON line per request to FILE, for\n"
+	       "                           chainfsctl replay (pollcore loop only)\n"
 	       "    -o opens=skip|answer   skip: the kernel opens files and directories\n"
 	       "                           itself and keeps listings (default); answer:\n"
 	       "                           every open reaches chainfs (to fault opens)\n"
@@ -213,6 +216,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->loop = (enum cfs_loop_kind)loop;
 	o->abslinks_raw = raw;
 	o->ctl_path = c->ctl;
+	o->record = c->record;
 	o->opens = (enum cfs_opens)how;
 	return 0;
 }
@@ -283,9 +287,9 @@ static void cfs_log(const gchar *domain, GLogLevelFlags level, const gchar *msg,
 
 static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
-	char **strs[] = {&c->follow,	    &c->abslinks,     &c->loop,	    &c->ctl,
-			 &c->opens,	    &c->spin,	      &c->max_nest, &c->max_total,
-			 &c->entry_timeout, &c->attr_timeout, &c->max_data};
+	char **strs[] = {&c->follow,	&c->abslinks,	   &c->loop,	     &c->ctl,
+			 &c->record,	&c->opens,	   &c->spin,	     &c->max_nest,
+			 &c->max_total, &c->entry_timeout, &c->attr_timeout, &c->max_data};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
 	for (int i = 0; i < c->npositional; i++)

@@ -12,14 +12,15 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o coherence.o \
 	optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o ctlpath.o \
-	latency.o)
+	latency.o record.o record_log.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 
 BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/chainfs-sweep
 TEST_BINS += $(BUILD)/cfs-probe
 $(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
-$(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o
+$(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o \
+	$(BUILD)/fusefs/replay.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) -lpthread
@@ -32,6 +33,10 @@ $(BUILD)/cfs-mount-diff: $(BUILD)/tests/mount_diff.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
 UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec $(BUILD)/test_links $(BUILD)/test_latency
+UNIT_TESTS += $(BUILD)/test_record
+$(BUILD)/test_record: $(BUILD)/tests/test_record.o $(BUILD)/fusefs/record_log.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE) -lpthread
+$(BUILD)/tests/test_record.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/fusefs/latency.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_latency.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
@@ -75,6 +80,7 @@ SHELL_TESTS += tests/mount_diff.sh
 SHELL_TESTS += tests/mount_inval.sh
 SHELL_TESTS += tests/control_dump.sh
 SHELL_TESTS += tests/coherence.sh
+SHELL_TESTS += tests/record.sh
 
 # make stress: the long run of the kernel cache coherence property (STRESS_STEPS random
 # changes, each checked against a fresh mount of the daemon's dump; CHAINFS_SEED replays)

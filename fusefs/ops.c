@@ -36,6 +36,7 @@ void cfs_count(struct cfs_daemon *d, enum cfs_op op)
 
 void cfs_reply_err(fuse_req_t req, int neg_errno)
 {
+	cfs_of(req)->reply_errno = -neg_errno; /* for the recording (record.h) */
 	fuse_reply_err(req, -neg_errno);
 }
 
@@ -590,7 +591,7 @@ void cfs_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct cfs_daemon *d = cfs_of(req);
 
 	cfs_count(d, CFS_OP_flush);
-	fuse_reply_err(req, d->opts.opens == CFS_OPENS_SKIP ? ENOSYS : 0);
+	cfs_reply_err(req, d->opts.opens == CFS_OPENS_SKIP ? -ENOSYS : 0);
 }
 
 /* Files made by CREATE are released even with opens=skip (CREATE opens them). */
@@ -637,13 +638,13 @@ void cfs_ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 void cfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	cfs_count(cfs_of(req), CFS_OP_getxattr);
-	fuse_reply_err(req, ENOSYS);
+	cfs_reply_err(req, -ENOSYS);
 }
 
 void cfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	cfs_count(cfs_of(req), CFS_OP_listxattr);
-	fuse_reply_err(req, ENOSYS);
+	cfs_reply_err(req, -ENOSYS);
 }
 
 /* Every operation of the one table (daemon.h), each by its handler. */

@@ -70,6 +70,7 @@ static bool cfs_fault_answer(struct cfs_daemon *d, const struct fuse_in_header *
 	if (!err)
 		return false;
 	cfs_count(d, op);
+	d->reply_errno = err;
 	struct fuse_out_header out = {sizeof(out), -err, in->unique};
 	if (write(fuse_session_fd(d->se), &out, sizeof(out)) != (ssize_t)sizeof(out))
 		g_debug("fault reply to request %llu: %s", (unsigned long long)in->unique,
@@ -87,12 +88,13 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	if (op != CFS_OP_MAX && cfs_faults_active(d->faults) &&
 	    cfs_fault_answer(d, in, op, buf->size)) {
 		cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
-		return;
+	} else {
+		fuse_session_process_buf(d->se, buf);
+		/* a handler flushes before it replies; whatever it left recorded still goes now */
+		cfs_coherence_flush(d);
+		cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
 	}
-	fuse_session_process_buf(d->se, buf);
-	/* a handler flushes before it replies; whatever it left recorded still goes now */
-	cfs_coherence_flush(d);
-	cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
+	cfs_record_request(d, buf->mem, buf->size, t0);
 }
 
 static void cfs_on_delay_done(struct pc_loop *loop, struct pc_timer *t, void *data)
@@ -358,6 +360,27 @@ int cfs_is_mountpoint(const char *path)
 	return found;
 }
 
+/* -o record=FILE: the file is opened here, before daemonizing moves us to "/" (so a relative
+ * FILE means the caller's), and a path that cannot be written stops the mount with a
+ * message; the writer starts after daemonizing. Only our loop times requests one by one. */
+static int cfs_open_record(struct cfs_daemon *d)
+{
+	int err;
+
+	if (!d->opts.record)
+		return 0;
+	if (d->opts.loop != CFS_LOOP_POLLCORE) {
+		fprintf(stderr, "chainfs: -o record needs -o loop=pollcore\n");
+		return -EINVAL;
+	}
+	gchar *abs = g_canonicalize_filename(d->opts.record, NULL);
+	err = cfs_record_prepare(d, abs);
+	if (err)
+		fprintf(stderr, "chainfs: record=%s: %s\n", abs, strerror(-err));
+	g_free(abs);
+	return err;
+}
+
 static void cfs_default_timeouts(struct cfs_opts *o)
 {
 	/* Kernel and collapse modes: names and attributes change only through requests the
@@ -424,6 +447,10 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 	}
 	if (cfs_open_control(d))
 		return 1;
+	if (cfs_open_record(d)) {
+		cfs_close_control(d);
+		return 1;
+	}
 	cfs_default_timeouts(&d->opts);
 	d->se = fuse_session_new(args, ops, sizeof(*ops), d);
 	if (!d->se) {
@@ -439,12 +466,15 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 		goto out_unmount;
 	/* after daemonizing: a fork keeps only the calling thread */
 	err = cfs_notifier_start(&d->notifier, d->se);
+	if (!err)
+		err = cfs_record_begin(d);
 	if (!err && d->opts.loop == CFS_LOOP_POLLCORE)
 		err = cfs_run_pollcore(d);
 	else if (!err)
 		err = cfs_run_libfuse(d, d->opts.loop == CFS_LOOP_LIBFUSE_MT);
 	if (err)
 		g_warning("session ended: %s", strerror(-err));
+	cfs_record_end(d); /* the writer joined, the file complete, before the unmount */
 	cfs_drain_notifier(d);
 	cfs_notifier_stop(d->notifier);
 	d->notifier = NULL;
@@ -466,5 +496,6 @@ out:
 	d->faults = NULL;
 	cfs_linkset_free(d->answered);
 	d->answered = NULL;
+	cfs_record_end(d);
 	return rc;
 }

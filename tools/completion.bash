@@ -11,7 +11,14 @@ _chainfsctl() {
 		esac
 	done
 	if ((nonopt == 0)); then
-		COMPREPLY=($(compgen -d -- "$cur") $(compgen -W "-s --json --help" -- "$cur"))
+		COMPREPLY=($(compgen -d -- "$cur") $(compgen -W "-s --json --help replay" -- "$cur"))
+	elif [[ ${COMP_WORDS[1]} == replay ]]; then
+		# replay FILE MOUNTPOINT
+		((nonopt == 1)) && COMPREPLY=($(compgen -f -- "$cur")) || COMPREPLY=($(compgen -d -- "$cur"))
+	elif ((nonopt == 2)) && [[ ${COMP_WORDS[COMP_CWORD - 1]} == record ]]; then
+		COMPREPLY=($(compgen -W "start stop" -- "$cur"))
+	elif ((nonopt == 3)) && [[ ${COMP_WORDS[COMP_CWORD - 1]} == start ]]; then
+		COMPREPLY=($(compgen -f -- "$cur"))
 	elif ((nonopt == 1)); then
 		words=$(chainfsctl --commands 2>/dev/null)
 		COMPREPLY=($(compgen -W "$words" -- "$cur"))

@@ -1,0 +1,75 @@
+/*
+ * Recording requests (-o record=FILE, control `record start FILE` / `record stop`): one JSON
+ * line per FUSE request, for `chainfsctl replay`. The loop formats each line into a ring of
+ * fixed size (no allocation, never a disk write); a writer thread drains the ring to the
+ * file. A line that does not fit is dropped and counted, so a slow disk costs lines, never
+ * the loop's time.
+ *
+ * A line: {"t_ns":MONOTONIC,"op":"lookup","nodeid":N,"pid":P,"path":"/a/b","result":0 or
+ * "ENOENT","errno":0 or N,"ns":DAEMON_LATENCY} plus, where the request carries them,
+ * "to" (rename's new path), "target" (symlink's) and "mode" (mkdir, mknod, create).
+ * Opcodes chainfs has no handler for (statx, ...) are answered by libfuse itself, unseen:
+ * their result and errno are null.
+ * A path that is not UTF-8 is given as "path_hex" (and "to_hex") instead.
+ */
+#ifndef CHAINFS_RECORD_H
+#define CHAINFS_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cfs_daemon;
+struct cfs_recorder;
+
+/* The ring's default size: about 20,000 lines of a short path, a few seconds of a busy
+ * `find` even if the disk stalls; CHAINFS_RECORD_RING=BYTES overrides it (tests make it tiny
+ * to see lines dropped). */
+enum { CFS_RECORD_RING_DEFAULT = 4 << 20, CFS_RECORD_RING_MAX = 1 << 30 };
+
+/* One request, as the loop saw it. Strings are borrowed for the call. */
+struct cfs_record_entry {
+	uint64_t t_ns, ns, nodeid;
+	uint32_t pid;
+	const char *op;
+	int err; /* the reply's errno, 0 for success, -1 unknown (result and errno null) */
+	const char *path, *to, *target;
+	int mode; /* -1: none */
+};
+
+struct cfs_record_stats {
+	uint64_t lines, dropped, bytes_written, write_errors;
+	bool active;
+};
+
+/* Open (create or truncate) FILE with a ring of RING bytes; no thread yet. */
+int cfs_recorder_open(struct cfs_recorder **out, const char *file, size_t ring);
+/* Start the writer thread (after daemonizing: a fork keeps only the calling thread). */
+int cfs_recorder_begin(struct cfs_recorder *r);
+/* The loop's side: format E into the ring, or count it dropped. Never blocks. */
+void cfs_recorder_add(struct cfs_recorder *r, const struct cfs_record_entry *e);
+void cfs_recorder_stats(const struct cfs_recorder *r, struct cfs_record_stats *s);
+const char *cfs_recorder_file(const struct cfs_recorder *r);
+/* Flush what the ring holds, join the writer, close the file, free R (NULL is fine). The
+ * final counters go to *S when S is not NULL. */
+void cfs_recorder_close(struct cfs_recorder *r, struct cfs_record_stats *s);
+
+/* The daemon's side (record.c). Start recording to FILE (an absolute path); -EBUSY when a
+ * recording runs. The ring's size comes from CHAINFS_RECORD_RING. */
+int cfs_record_start(struct cfs_daemon *d, const char *file);
+/* The same in two steps, for -o record: open the file before daemonizing (a bad path is told
+ * on the caller's terminal), start the writer after. */
+int cfs_record_prepare(struct cfs_daemon *d, const char *file);
+int cfs_record_begin(struct cfs_daemon *d);
+/* Stop and flush; the final counters stay in stats. -ENOENT when none runs. */
+int cfs_record_stop(struct cfs_daemon *d);
+/* At exit: stop (the writer joined, the file flushed) and free what stats kept. */
+void cfs_record_end(struct cfs_daemon *d);
+/* What stats shows: the running recording's counters, else the last one's. */
+void cfs_record_status(const struct cfs_daemon *d, struct cfs_record_stats *s, const char **file);
+/* Called by the session once it served a request (session.c, cfs_process): BUF is the
+ * request as it arrived, T0 its arrival; the reply's errno is d->reply_errno, which this
+ * resets for the next request. Costs one test when no recording runs. */
+void cfs_record_request(struct cfs_daemon *d, const void *buf, size_t size, uint64_t t0);
+
+#endif

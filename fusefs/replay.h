@@ -1,0 +1,13 @@
+/*
+ * chainfsctl replay FILE MNT: the requests a recording (record.h) holds, made again as the
+ * syscalls that cause them on the paths they named, under another mount MNT; the results
+ * and latencies compared per operation.
+ */
+#ifndef CHAINFS_REPLAY_H
+#define CHAINFS_REPLAY_H
+
+/* Prints the comparison on stdout. Returns the exit status: 0 every replayed result equals
+ * the recorded one, 1 some differ, 2 the recording or MNT could not be used. */
+int cfs_replay(const char *file, const char *mnt);
+
+#endif

@@ -1,0 +1,168 @@
+#!/bin/sh
+# Record and replay (issue 14): -o record writes one valid JSON line per request; replaying it
+# on a fresh mount of the same tree in the same mode reproduces every result, in another mode
+# it reports the differences it must (kernel-mode readlinks are EINVAL in server mode; a
+# collapse-mode ELOOP is a success in kernel mode); `record start/stop` through the control
+# socket; a ring too small for any line counts every one dropped; --run --stats-out. The
+# recording daemon runs the ASan build: its writer thread must be joined and the file
+# flushed on stop and on unmount, with no leak.
+. "$(dirname "$0")/lib.sh"
+
+CTL=$BUILD/chainfsctl
+ASAN_BIN=$ROOT/build-asan/chainfs
+[ -x "$ASAN_BIN" ] || make -s -C "$ROOT" BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/chainfs >&2
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=97
+M=$T/rec
+SOCK=$T/rec.sock
+REC=$T/rec.jsonl
+CHAINFS=$ASAN_BIN mount_cfs "$M" -o "record=$REC,ctl=$SOCK" || { fail mount; finish; exit 1; }
+DPID=$("$FUSE_MOUNT" --pid "$M")
+
+ctl() {
+	timeout 60 "$CTL" -s "$SOCK" "$@"
+}
+has() {
+	case "$1" in *"$2"*) return 0 ;; esac
+	echo "  '$2' not in: $(printf '%s' "$1" | cut -c1-400)" >&2
+	return 1
+}
+# replay FILE MNT: chainfsctl replay's output; its status in $rc
+replay() {
+	out=$(timeout 120 "$CTL" replay "$1" "$2")
+	rc=$?
+}
+
+# --- a scripted workload, recorded ------------------------------------------------------------
+(
+	cd "$M" || exit 1
+	stat chains/5 >/dev/null
+	readlink chains/5 >/dev/null
+	cat README chains/target >/dev/null
+	ls -l >/dev/null
+	find nest dangling >/dev/null
+	mkdir scratch
+	ln -s ../README scratch/l
+	echo x >scratch/f
+	mv scratch/f scratch/g
+	rm -r scratch
+)
+expect ENOENT stat "$M/no-such-name"
+expect ELOOP stat "$M/chains/41"
+out=$(ctl --json stats)
+check "stats shows the recording" has "$out" '"active":true'
+check "stats names the file" has "$out" "\"file\":\"$REC\""
+out=$(ctl --json record stop)
+check "record stop" has "$out" '"active":false'
+check "nothing dropped" has "$out" '"dropped":0'
+check "record stop twice is an error" not ctl record stop 2>/dev/null
+
+# every line valid JSON with every field; the lookup that failed and the chain's readlinks there
+check "valid JSON lines with the fields" python3 - "$REC" <<'PY'
+import json, sys
+need = {"t_ns", "op", "nodeid", "pid", "result", "errno", "ns"}
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert len(lines) > 50, len(lines)
+for l in lines:
+    assert need <= l.keys() and ("path" in l or "path_hex" in l), l
+    assert l["result"] in (0, None) or isinstance(l["result"], str), l
+assert all(a["t_ns"] <= b["t_ns"] for a, b in zip(lines, lines[1:])), "time goes back"
+ops = {(l["op"], l.get("path"), l["result"]) for l in lines}
+for want in [("lookup", "/no-such-name", "ENOENT"), ("readlink", "/chains/5", 0),
+             ("readlink", "/chains/41", 0), ("mkdir", "/scratch", 0),
+             ("symlink", "/scratch/l", 0), ("rename", "/scratch/f", 0),
+             ("rmdir", "/scratch", 0)]:
+    assert want in ops, want
+assert any(l["op"] == "rename" and l.get("to") == "/scratch/g" for l in lines)
+assert any(l["op"] == "symlink" and l.get("target") == "../README" for l in lines)
+PY
+
+# --- replays ----------------------------------------------------------------------------------
+mount_cfs "$T/kernel" || fail "mount kernel"
+replay "$REC" "$T/kernel"
+check "same mode: no result differs (exit 0)" test "$rc" -eq 0
+check "same mode: the summary says so" has "$out" "0 results differ"
+check "the table has both latencies" has "$out" "recorded_p50_ns"
+check "lookups were replayed" sh -c "printf '%s\n' \"\$1\" | awk '\$1 == \"lookup\" && \$2 > 10 && \$3 == 0 { ok = 1 } END { exit !ok }'" - "$out"
+mount_cfs "$T/server" -o follow=server || fail "mount server"
+replay "$REC" "$T/server"
+check "server mode: results differ (exit 1)" test "$rc" -eq 1
+check "server mode: a link's readlink is EINVAL there" has "$out" \
+	"readlink /chains/5: recorded 0, replayed EINVAL"
+
+# collapse mode answers ELOOP itself for a chain past its limits; the kernel's 40 let it pass
+mount_cfs "$T/coll" -o "follow=collapse,record=$T/coll.jsonl" || fail "mount collapse"
+expect ELOOP readlink "$T/coll/chains/41"
+expect ok readlink "$T/coll/chains/40"
+unmount_cfs "$T/coll"
+mount_cfs "$T/kernel2" || fail "mount kernel2"
+replay "$T/coll.jsonl" "$T/kernel2"
+check "collapse vs kernel: differ (exit 1)" test "$rc" -eq 1
+check "collapse vs kernel: ELOOP vs success" has "$out" \
+	"readlink /chains/41: recorded ELOOP, replayed 0"
+mount_cfs "$T/coll2" -o follow=collapse || fail "mount collapse again"
+replay "$T/coll.jsonl" "$T/coll2"
+check "collapse vs collapse: the same results" test "$rc" -eq 0
+replay "$T/none.jsonl" "$T/coll2" 2>/dev/null
+check "replay of a missing file: exit 2" test "$rc" -eq 2
+echo '{"not":"a record"}' >"$T/bad.jsonl"
+replay "$T/bad.jsonl" "$T/coll2" 2>/dev/null
+check "replay of a non-recording: exit 2" test "$rc" -eq 2
+
+# --- record start/stop through the control socket ----------------------------------------------
+out=$(cd "$T" && ctl record start second.jsonl)
+check "record start (a relative path is the caller's)" has "$out" "$T/second.jsonl"
+check "a second start is refused" not ctl record start "$T/third.jsonl" 2>/dev/null
+check "the raw socket takes only absolute paths" has \
+	"$(printf 'record start rel.jsonl\n' | timeout 30 socat -t 30 - "UNIX-CONNECT:$SOCK")" '"ok":false'
+stat "$M/chains/40" >/dev/null
+ctl drop >/dev/null
+stat "$M/chains/5" >/dev/null
+ctl record stop >/dev/null
+check "the second recording holds the stat" grep -q '"path":"/chains/5"' "$T/second.jsonl"
+check "a file that cannot be made is an error" not ctl record start /nonexistent/dir/f 2>/dev/null
+out=$(ctl record)
+check "record without arguments: the last one" has "$out" "second.jsonl"
+
+# --- a ring smaller than any line: every line dropped and counted -----------------------------
+CHAINFS_RECORD_RING=64 mount_cfs "$T/tiny" -o "record=$T/tiny.jsonl,ctl=$T/tiny.sock" ||
+	fail "mount tiny"
+ls -R "$T/tiny/nest" >/dev/null
+check "dropped lines are counted" python3 -c '
+import json, subprocess, sys
+s = json.loads(subprocess.check_output([sys.argv[1], "-s", sys.argv[2], "--json", "stats"]))
+r = s["record"]
+assert r["dropped"] > 5 and r["lines"] == 0, r' "$CTL" "$T/tiny.sock"
+unmount_cfs "$T/tiny"
+check "nothing was written" test ! -s "$T/tiny.jsonl"
+
+# --- -o record with a path that cannot be written: no mount --------------------------------
+mkdir -p "$T/badrec"
+CHAINFS_TIMEOUT=5 "$FUSE_MOUNT" -o record=/nonexistent/dir/f "$T/badrec" 2>"$T/badrec.err"
+check "-o record to a missing dir fails the mount" test $? -ne 0
+check "... saying why" grep -q "record=/nonexistent/dir/f" "$T/badrec.err"
+
+# --- fuse-mount.sh --run --stats-out ------------------------------------------------------------
+TMPDIR=$T "$FUSE_MOUNT" --run 'stat "$MNT/chains/5" >/dev/null; exit 3' \
+	--stats-out "$T/delta.json" -o follow=server
+check "--run keeps the command's status" test $? -eq 3
+check "the delta counts what the command caused" python3 - "$T/delta.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+delta, before, after = d["delta"], d["before"], d["after"]
+assert delta["requests"]["lookup"] >= 2, delta["requests"]
+assert delta["requests"]["lookup"] == after["requests"]["lookup"] - before["requests"].get("lookup", 0)
+assert delta["mode"] == "server"
+assert delta["tree"]["nodes"] == 0
+PY
+
+# --- a recording stopped by the unmount, under ASan: flushed, joined, no leak ---------------
+ctl record start "$T/last.jsonl" >/dev/null
+stat "$M/chains/target" >/dev/null
+ctl unmount >/dev/null
+i=0
+while kill -0 "$DPID" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+check "the daemon exited" sh -c "! kill -0 $DPID 2>/dev/null"
+check "the unmount flushed the recording" grep -q '"path":"/chains/target"' "$T/last.jsonl"
+check "no sanitizer report" not_grep "Sanitizer" "$M.log"
+finish

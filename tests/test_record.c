@@ -1,0 +1,203 @@
+/*
+ * The recorder's ring (fusefs/record_log.c): a line that does not fit is dropped and counted,
+ * never half written; lines that fit reach the file whole and in order, across the ring's
+ * wrap; a path that is not UTF-8 goes as hex.
+ */
+#include "record.h"
+
+#include <check.h>
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *tmp_file(void)
+{
+	char *path = g_strdup("/tmp/cfs-test-record.XXXXXX");
+	int fd = mkstemp(path);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	return path;
+}
+
+static struct cfs_record_entry entry(const char *path)
+{
+	return (struct cfs_record_entry){.t_ns = 1,
+					 .ns = 2,
+					 .nodeid = 3,
+					 .pid = 4,
+					 .op = "lookup",
+					 .err = 2,
+					 .path = path,
+					 .mode = -1};
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	char *text = NULL;
+
+	ck_assert(g_file_get_contents(path, &text, len, NULL));
+	return text;
+}
+
+/* The length of the line E makes. */
+static size_t line_len(const struct cfs_record_entry *e)
+{
+	struct cfs_recorder *r;
+	char *file = tmp_file(), *text;
+	size_t len;
+
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 1 << 16), 0);
+	cfs_recorder_add(r, e);
+	cfs_recorder_close(r, NULL);
+	text = slurp(file, &len);
+	unlink(file);
+	g_free(file);
+	g_free(text);
+	return len;
+}
+
+START_TEST(test_a_line_is_json_with_the_errno_name)
+{
+	struct cfs_recorder *r;
+	struct cfs_record_entry e = entry("/a \"q\"\n");
+	char *file = tmp_file(), *text;
+	size_t len;
+
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 4096), 0);
+	cfs_recorder_add(r, &e);
+	cfs_recorder_close(r, NULL);
+	text = slurp(file, &len);
+	ck_assert_str_eq(text, "{\"t_ns\":1,\"op\":\"lookup\",\"nodeid\":3,\"pid\":4,"
+			       "\"path\":\"/a \\\"q\\\"\\u000a\",\"result\":\"ENOENT\",\"errno\":2,"
+			       "\"ns\":2}\n");
+	unlink(file);
+	g_free(file);
+	g_free(text);
+}
+END_TEST
+
+START_TEST(test_lines_that_do_not_fit_are_dropped_and_counted)
+{
+	struct cfs_record_entry e = entry("/chains/5");
+	size_t len = line_len(&e);
+	struct cfs_recorder *r;
+	struct cfs_record_stats s;
+	char *file = tmp_file(), *text;
+	size_t got;
+
+	/* room for two lines and a half; no writer runs, so nothing is taken meanwhile */
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 2 * len + len / 2), 0);
+	for (int i = 0; i < 7; i++)
+		cfs_recorder_add(r, &e);
+	cfs_recorder_stats(r, &s);
+	ck_assert_uint_eq(s.lines, 2);
+	ck_assert_uint_eq(s.dropped, 5);
+	cfs_recorder_close(r, &s);
+	ck_assert_uint_eq(s.bytes_written, 2 * len);
+	ck_assert(!s.active);
+	text = slurp(file, &got);
+	ck_assert_uint_eq(got, 2 * len); /* whole lines only */
+	unlink(file);
+	g_free(file);
+	g_free(text);
+}
+END_TEST
+
+START_TEST(test_a_line_larger_than_the_ring_is_dropped)
+{
+	struct cfs_record_entry e = entry("/x");
+	struct cfs_recorder *r;
+	struct cfs_record_stats s;
+	char *file = tmp_file();
+
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 16), 0);
+	cfs_recorder_add(r, &e);
+	cfs_recorder_close(r, &s);
+	ck_assert_uint_eq(s.lines, 0);
+	ck_assert_uint_eq(s.dropped, 1);
+	ck_assert_uint_eq(s.bytes_written, 0);
+	unlink(file);
+	g_free(file);
+}
+END_TEST
+
+/* The writer takes what the loop put, so a ring of three lines carries many, in order. */
+START_TEST(test_lines_cross_the_wrap_whole_and_in_order)
+{
+	enum { N = 50 };
+	struct cfs_record_entry e = entry("/p00");
+	size_t len = line_len(&e);
+	struct cfs_recorder *r;
+	struct cfs_record_stats s;
+	char *file = tmp_file(), *text, path[16];
+	size_t got;
+
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 3 * len - 7), 0);
+	ck_assert_int_eq(cfs_recorder_begin(r), 0);
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "/p%02d", i);
+		e.path = path;
+		cfs_recorder_add(r, &e);
+		for (int w = 0; w < 5000; w++) { /* until the writer took it (5 s at most) */
+			cfs_recorder_stats(r, &s);
+			if (s.bytes_written == (uint64_t)(i + 1) * len)
+				break;
+			usleep(1000);
+		}
+	}
+	cfs_recorder_close(r, &s);
+	ck_assert_uint_eq(s.dropped, 0);
+	ck_assert_uint_eq(s.lines, N);
+	text = slurp(file, &got);
+	ck_assert_uint_eq(got, N * len);
+	for (int i = 0; i < N; i++) {
+		snprintf(path, sizeof(path), "/p%02d", i);
+		ck_assert(strstr(text + (size_t)i * len, path) == text + (size_t)i * len + 51);
+	}
+	unlink(file);
+	g_free(file);
+	g_free(text);
+}
+END_TEST
+
+START_TEST(test_a_path_that_is_not_utf8_goes_as_hex)
+{
+	struct cfs_record_entry e = entry("/\xff");
+	struct cfs_recorder *r;
+	char *file = tmp_file(), *text;
+	size_t len;
+
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 4096), 0);
+	cfs_recorder_add(r, &e);
+	cfs_recorder_close(r, NULL);
+	text = slurp(file, &len);
+	ck_assert_ptr_nonnull(strstr(text, "\"path_hex\":\"2fff\""));
+	unlink(file);
+	g_free(file);
+	g_free(text);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("record");
+	TCase *tc = tcase_create("ring");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_a_line_is_json_with_the_errno_name);
+	tcase_add_test(tc, test_lines_that_do_not_fit_are_dropped_and_counted);
+	tcase_add_test(tc, test_a_line_larger_than_the_ring_is_dropped);
+	tcase_add_test(tc, test_lines_cross_the_wrap_whole_and_in_order);
+	tcase_add_test(tc, test_a_path_that_is_not_utf8_goes_as_hex);
+	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
