@@ -32,6 +32,10 @@ $(BUILD)/cfs-mount-diff: $(BUILD)/tests/mount_diff.o
 	$(CC) $(LDFLAGS) -o $@ $^
 
 UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec $(BUILD)/test_links $(BUILD)/test_latency
+UNIT_TESTS += $(BUILD)/test_fault
+$(BUILD)/test_fault: $(BUILD)/tests/test_fault.o $(BUILD)/fusefs/fault.o $(BUILD)/fusefs/optable.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
+$(BUILD)/tests/test_fault.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/fusefs/latency.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_latency.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
