@@ -126,6 +126,15 @@ static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, en
 	return false;
 }
 
+/* While rules stand, what the kernel may keep of a node's content after a read, a write, a
+ * listing or a link body goes again, so the next one reaches the rules (coherence.c). */
+static void cfs_fault_after(struct cfs_daemon *d, const struct fuse_in_header *in, enum cfs_op op)
+{
+	if (op == CFS_OP_read || op == CFS_OP_write || op == CFS_OP_readdir ||
+	    op == CFS_OP_readdirplus || op == CFS_OP_readlink)
+		cfs_coherence_uncache(d, in->nodeid);
+}
+
 /* Serve one request, timing our part of it for `stats`. */
 static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 {
@@ -139,6 +148,8 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 		return;
 	}
 	fuse_session_process_buf(d->se, buf);
+	if (faults)
+		cfs_fault_after(d, in, op);
 	/* a handler flushes before it replies; whatever it left recorded still goes now */
 	cfs_coherence_flush(d);
 	cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
