@@ -60,6 +60,7 @@ SHELL_TESTS += tests/mount_modes.sh
 SHELL_TESTS += tests/conformance.sh
 SHELL_TESTS += tests/mount_perms.sh
 SHELL_TESTS += tests/control.sh
+SHELL_TESTS += tests/mount_faults.sh
 SHELL_TESTS += tests/spec_errors.sh
 SHELL_TESTS += tests/stress.sh
 SHELL_TESTS += tests/crash.sh
