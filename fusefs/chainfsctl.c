@@ -131,21 +131,63 @@ static void print_walk(JsonObject *o)
 	       json_object_get_int_member(o, "duration_ns"));
 }
 
+/* What a rule does, in one word: "EIO", "short=512", "nowrite" or "-" (a delay only). */
+static const char *fault_effect(JsonObject *f, char *buf, size_t size)
+{
+	if (*str_of(f, "errno"))
+		return str_of(f, "errno");
+	if (json_object_get_boolean_member_with_default(f, "nowrite", FALSE))
+		return "nowrite";
+	if (json_object_get_int_member_with_default(f, "short", 0) > 0) {
+		snprintf(buf, size, "short=%" G_GINT64_FORMAT,
+			 json_object_get_int_member(f, "short"));
+		return buf;
+	}
+	return "-";
+}
+
 static void print_faults(JsonObject *o)
 {
 	JsonArray *a = json_object_get_array_member(o, "faults");
+	char buf[32];
 
-	printf("%-12s %-24s %-8s %6s %8s %10s %10s\n", "op", "path", "errno", "prob", "delay_ms",
-	       "checks", "hits");
+	if (json_object_has_member(o, "id"))
+		printf("added rule %" G_GINT64_FORMAT "\n", json_object_get_int_member(o, "id"));
+	printf("%4s %-12s %-24s %-12s %6s %8s %10s %10s\n", "id", "op", "path", "effect", "prob",
+	       "delay_ms", "checks", "hits");
 	for (guint i = 0; i < json_array_get_length(a); i++) {
 		JsonObject *f = json_array_get_object_element(a, i);
-		printf("%-12s %-24s %-8s %6.3f %8" G_GINT64_FORMAT " %10" G_GINT64_FORMAT
-		       " %10" G_GINT64_FORMAT "\n",
-		       str_of(f, "op"), str_of(f, "path"), str_of(f, "errno"),
-		       json_object_get_double_member(f, "prob"),
+		printf("%4" G_GINT64_FORMAT " %-12s %-24s %-12s %6.3f %8" G_GINT64_FORMAT
+		       " %10" G_GINT64_FORMAT " %10" G_GINT64_FORMAT "\n",
+		       json_object_get_int_member(f, "id"), str_of(f, "op"), str_of(f, "path"),
+		       fault_effect(f, buf, sizeof(buf)), json_object_get_double_member(f, "prob"),
 		       json_object_get_int_member(f, "delay_ms"),
 		       json_object_get_int_member(f, "checks"),
 		       json_object_get_int_member(f, "hits"));
+	}
+}
+
+/* `fault log`: one hit a line, oldest first; the draw is "-" for rules that always fire. */
+static void print_fault_log(JsonObject *o)
+{
+	JsonArray *a = json_object_get_array_member(o, "log");
+
+	printf("%" G_GINT64_FORMAT " hits, %" G_GINT64_FORMAT " older ones not kept\n",
+	       json_object_get_int_member(o, "hits"), json_object_get_int_member(o, "dropped"));
+	printf("%-17s %4s %-12s %6s %-20s %8s %-8s %s\n", "time", "id", "op", "prob", "seed",
+	       "check", "draw", "path");
+	for (guint i = 0; i < json_array_get_length(a); i++) {
+		JsonObject *h = json_array_get_object_element(a, i);
+		gint64 us = json_object_get_int_member(h, "time_us");
+		char draw[16] = "-";
+		if (!json_object_get_null_member(h, "draw"))
+			snprintf(draw, sizeof(draw), "%.6f",
+				 json_object_get_double_member(h, "draw"));
+		printf("%10" G_GINT64_FORMAT ".%06" G_GINT64_FORMAT " %4" G_GINT64_FORMAT
+		       " %-12s %6.3f %-20s %8" G_GINT64_FORMAT " %-8s %s\n",
+		       us / 1000000, us % 1000000, json_object_get_int_member(h, "id"),
+		       str_of(h, "op"), json_object_get_double_member(h, "prob"), str_of(h, "seed"),
+		       json_object_get_int_member(h, "check"), draw, str_of(h, "path"));
 	}
 }
 
@@ -164,7 +206,10 @@ static int print_reply(const char *cmd, JsonObject *o)
 		return 0;
 	}
 	if (strcmp(cmd, "fault") == 0) {
-		print_faults(o);
+		if (json_object_has_member(o, "log"))
+			print_fault_log(o);
+		else
+			print_faults(o);
 		return 0;
 	}
 	GList *keys = json_object_get_members(o);
@@ -186,7 +231,8 @@ static const char *const cfs_commands[][2] = {
     {"resolve", "[nofollow] PATH"},
     {"dump", ""},
     {"drop", "(the mount's kernel caches, for cold runs)"},
-    {"fault", "add|list|clear"},
+    {"fault", "add|remove|list|log|clear (add op=OP path=GLOB errno=E|short=N|nowrite|delay=MS "
+	      "[prob=P] [seed=S]; remove ID)"},
     {"record", "start FILE|stop (no argument: the status)"},
     {"unmount", ""},
 };

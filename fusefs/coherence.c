@@ -190,6 +190,11 @@ void cfs_coherence_drop(struct cfs_daemon *d)
 	cfs_notify_inode(d->notifier, CFS_ROOT); /* never counted, always cached */
 }
 
+void cfs_coherence_uncache(struct cfs_daemon *d, fuse_ino_t ino)
+{
+	cfs_notify_inode(d->notifier, ino);
+}
+
 void cfs_coherence_listing(struct cfs_daemon *d, fuse_ino_t ino, bool kept)
 {
 	GArray *a = d->coh.resolved;

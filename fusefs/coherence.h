@@ -62,6 +62,11 @@ void cfs_coherence_drop(struct cfs_daemon *d);
  * of names, since no request the kernel sees tells it when it goes stale. */
 void cfs_coherence_listing(struct cfs_daemon *d, fuse_ino_t ino, bool kept);
 
+/* While fault rules stand (fault.c): INO's pages (data, listing, link body) were just
+ * served and go again, so that the next read, readdir or readlink reaches the rules even
+ * where the kernel keeps what it read (opens=skip, cache_symlinks). Queued: a syscall racing
+ * the notifier may still be answered from the cache. */
+void cfs_coherence_uncache(struct cfs_daemon *d, fuse_ino_t ino);
 /* Free what the module kept (the session ended). */
 void cfs_coherence_end(struct cfs_daemon *d);
 

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <json-glib/json-glib.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -491,27 +492,58 @@ static char *cmd_dump(struct cfs_control *c, const char *args)
 	return NULL;
 }
 
+#define CFS_FAULT_USAGE                                                                            \
+	"usage: fault add op=OP path=GLOB [errno=E|short=N|nowrite] [prob=P] [seed=S] "            \
+	"[delay=MS] | fault remove ID | fault list | fault log | fault clear"
+
+/* "remove ID": a rule that is not there is an error, and nothing else changes. */
+static char *cfs_fault_remove_cmd(struct cfs_control *c, const char *arg)
+{
+	unsigned long id;
+	char *end;
+
+	errno = 0;
+	id = strtoul(arg, &end, 10);
+	if (!*arg || *end || *arg == '-' || errno || id == 0 || id > UINT_MAX)
+		return cfs_json_error("fault remove: ID must be a rule's number (fault list)");
+	if (cfs_fault_remove(c->d->faults, (unsigned)id) != 0)
+		return cfs_json_error("fault remove: no rule %lu", id);
+	return NULL;
+}
+
 static char *cmd_fault(struct cfs_control *c, const char *args)
 {
 	JsonBuilder *b;
 	char *msg = NULL;
+	int id = 0;
 
 	if (g_str_has_prefix(args, "add ")) {
-		if (cfs_fault_add(c->d->faults, args + 4, &msg) != 0) {
+		if ((id = cfs_fault_add(c->d->faults, args + 4, &msg)) < 0) {
 			char *e = cfs_json_error("fault %s", msg);
 			g_free(msg);
 			return e;
 		}
 		/* the kernel forgets what it holds, so the next syscall on a matching path
-		 * asks, and the rule fires then (the reply waits until that was delivered) */
+		 * asks, and the rule fires then (the reply waits until that was delivered);
+		 * while a rule stands, no answer is kept (ops.c, session.c) */
 		cfs_coherence_drop(c->d);
+	} else if (g_str_has_prefix(args, "remove ")) {
+		if ((msg = cfs_fault_remove_cmd(c, args + 7)))
+			return msg;
+	} else if (strcmp(args, "log") == 0) {
+		b = cfs_json_ok();
+		cfs_fault_log(c->d->faults, b);
+		return cfs_json_finish(b);
 	} else if (strcmp(args, "clear") == 0) {
 		cfs_fault_clear(c->d->faults);
 	} else if (strcmp(args, "list") != 0 && *args) {
-		return cfs_json_error("usage: fault add op=OP path=GLOB [errno=E] [prob=P] "
-				      "[seed=S] [delay=MS] | fault list | fault clear");
+		return cfs_json_error(CFS_FAULT_USAGE);
 	}
 	b = cfs_json_ok();
+	if (id > 0) {
+		json_builder_set_member_name(b, "id");
+		json_builder_add_int_value(b, id);
+	}
 	json_builder_set_member_name(b, "faults");
 	cfs_fault_list(c->d->faults, b);
 	return cfs_json_finish(b);

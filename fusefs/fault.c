@@ -2,24 +2,42 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 enum { CFS_FAULT_MAX_DELAY_MS = 600000 }; /* ten minutes: longer would only hang clients */
 
 struct cfs_fault {
+	unsigned id;
 	int op; /* enum cfs_op, or CFS_OP_MAX for any */
 	char *glob;
 	int err;
 	double prob;
 	unsigned delay_ms;
-	uint64_t rng; /* splitmix64 state: the same seed gives the same sequence of hits */
+	uint32_t short_len;
+	bool nowrite;
+	uint64_t seed; /* as given, for the list and the log */
+	uint64_t rng;  /* splitmix64 state: the same seed gives the same sequence of hits */
 	uint64_t checks, hits;
+};
+
+/* One hit, as `fault log` shows it: enough to tell which draw of which seed fired. */
+struct cfs_fault_hit {
+	unsigned id;
+	int op;
+	char *path;
+	double prob, draw; /* draw < 0: the rule always fires, nothing was drawn */
+	uint64_t seed, check;
+	gint64 time_us;
 };
 
 struct cfs_faults {
 	GPtrArray *rules;
-	const char *unsent[CFS_OP_MAX]; /* why an op never reaches us, or NULL */
+	unsigned next_id; /* ids are never reused, so a log line names one rule for good */
+	const char *unsent[CFS_OP_MAX];		     /* why an op never reaches us, or NULL */
+	struct cfs_fault_hit log[CFS_FAULT_LOG_MAX]; /* a ring: hit n at n % MAX */
+	uint64_t logged;
 };
 
 /* The C library knows every errno's name (glibc 2.32: strerrorname_np); a rule may give a
@@ -58,6 +76,7 @@ struct cfs_faults *cfs_faults_new(void)
 	struct cfs_faults *f = g_new0(struct cfs_faults, 1);
 
 	f->rules = g_ptr_array_new_with_free_func(cfs_fault_free);
+	f->next_id = 1;
 	/* rules on these would be accepted and never fire: refused, saying why */
 	for (int op = 0; op < CFS_OP_MAX; op++)
 		if (!cfs_op_replies(op))
@@ -71,12 +90,26 @@ void cfs_faults_free(struct cfs_faults *f)
 	if (!f)
 		return;
 	g_ptr_array_free(f->rules, TRUE);
+	for (size_t i = 0; i < CFS_FAULT_LOG_MAX; i++)
+		g_free(f->log[i].path);
 	g_free(f);
 }
 
 void cfs_fault_clear(struct cfs_faults *f)
 {
 	g_ptr_array_set_size(f->rules, 0);
+}
+
+int cfs_fault_remove(struct cfs_faults *f, unsigned id)
+{
+	for (guint i = 0; i < f->rules->len; i++) {
+		const struct cfs_fault *r = g_ptr_array_index(f->rules, i);
+		if (r->id == id) {
+			g_ptr_array_remove_index(f->rules, i); /* keeps the others' order */
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 bool cfs_faults_active(const struct cfs_faults *f)
@@ -100,9 +133,19 @@ static int cfs_op_of(const char *s)
 	return -1;
 }
 
+static const char *cfs_fault_number(const char *val, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(val, &end, 10);
+	return (!*val || *end || *val == '-' || errno || *out > max) ? "out of range" : NULL;
+}
+
 /* One key=value word into R; NULL on success, else what is wrong. */
 static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const char *val)
 {
+	unsigned long v;
 	char *end;
 
 	if (strcmp(key, "op") == 0)
@@ -119,45 +162,83 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 		return (*end || !(r->prob >= 0 && r->prob <= 1)) ? "prob must be 0..1" : NULL;
 	}
 	if (strcmp(key, "seed") == 0) {
-		r->rng = strtoull(val, &end, 10);
-		return *end ? "seed must be a number" : NULL;
+		r->seed = r->rng = strtoull(val, &end, 10);
+		return (!*val || *end) ? "seed must be a number" : NULL;
 	}
 	if (strcmp(key, "delay") == 0) {
-		unsigned long v = strtoul(val, &end, 10);
+		const char *bad = cfs_fault_number(val, CFS_FAULT_MAX_DELAY_MS, &v);
 		r->delay_ms = (unsigned)v;
-		return (*end || v > CFS_FAULT_MAX_DELAY_MS) ? "delay must be 0..600000 ms" : NULL;
+		return bad ? "delay must be 0..600000 ms" : NULL;
+	}
+	if (strcmp(key, "short") == 0) {
+		const char *bad = cfs_fault_number(val, UINT32_MAX, &v);
+		r->short_len = (uint32_t)v;
+		/* a 0-byte answer would mean the end of the file, or a writer looping for ever */
+		return bad || !v ? "short must be 1..4294967295 bytes" : NULL;
 	}
 	return "unknown key";
+}
+
+/* What is wrong with the rule as a whole, with *what naming the culprit; NULL if nothing. */
+static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_fault *r,
+				   const char **what)
+{
+	int effects = (r->err != 0) + (r->short_len != 0) + r->nowrite;
+
+	*what = "add";
+	if (r->op < 0 || !r->glob || (!effects && !r->delay_ms))
+		return "needs op=, path= and errno=, short=, nowrite or delay=";
+	if (effects > 1)
+		return "errno=, short= and nowrite exclude each other";
+	if (r->op != CFS_OP_MAX && f->unsent[r->op]) {
+		*what = cfs_op_names[r->op];
+		return f->unsent[r->op];
+	}
+	if (r->short_len && r->op != CFS_OP_read && r->op != CFS_OP_write)
+		return "short= cuts a read or a write: give op=read or op=write";
+	if (r->nowrite && r->op != CFS_OP_write)
+		return "nowrite drops a write's data: give op=write";
+	/* Without an open the kernel reads and writes through its page cache: it would take
+	 * a short read for the end of the file, and keep data a nowrite dropped. */
+	if ((r->short_len || r->nowrite) && f->unsent[CFS_OP_open])
+		return "short= and nowrite need every open answered (-o opens=answer), so that "
+		       "reads and writes bypass the kernel's page cache";
+	return NULL;
+}
+
+/* The words of ARGS into R: NULL, or what is wrong with *what naming the culprit. */
+static const char *cfs_fault_parse(struct cfs_fault *r, gchar **words, const char **what)
+{
+	for (gchar **w = words; *w; w++) {
+		char *eq = strchr(*w, '=');
+		const char *bad;
+		if (!**w)
+			continue;
+		*what = *w;
+		if (strcmp(*w, "nowrite") == 0) {
+			r->nowrite = true;
+			continue;
+		}
+		if (!eq)
+			return "expected key=value";
+		*eq = '\0';
+		if ((bad = cfs_fault_word(r, *w, eq + 1)))
+			return bad;
+	}
+	return NULL;
 }
 
 int cfs_fault_add(struct cfs_faults *f, const char *args, char **err)
 {
 	struct cfs_fault *r = g_new0(struct cfs_fault, 1);
 	gchar **words = g_strsplit_set(args, " \t", -1);
-	const char *bad = NULL, *what = NULL;
+	const char *bad, *what = "add";
 
 	r->op = -1;
 	r->prob = 1.0;
-	for (gchar **w = words; *w && !bad; w++) {
-		char *eq = strchr(*w, '=');
-		if (!**w)
-			continue;
-		if (!eq) {
-			bad = "expected key=value";
-			what = *w;
-			break;
-		}
-		*eq = '\0';
-		what = *w;
-		bad = cfs_fault_word(r, *w, eq + 1);
-	}
-	if (!bad && (r->op < 0 || !r->glob || (!r->err && !r->delay_ms))) {
-		bad = "needs op=, path= and errno= or delay=";
-		what = "fault add";
-	} else if (!bad && r->op != CFS_OP_MAX && f->unsent[r->op]) {
-		bad = f->unsent[r->op];
-		what = cfs_op_names[r->op];
-	}
+	bad = cfs_fault_parse(r, words, &what);
+	if (!bad)
+		bad = cfs_fault_check(f, r, &what);
 	if (bad) {
 		*err = g_strdup_printf("%s: %s", what, bad);
 		g_strfreev(words);
@@ -165,8 +246,9 @@ int cfs_fault_add(struct cfs_faults *f, const char *args, char **err)
 		return -EINVAL;
 	}
 	g_strfreev(words);
+	r->id = f->next_id++;
 	g_ptr_array_add(f->rules, r);
-	return 0;
+	return (int)r->id;
 }
 
 /* splitmix64: a uniform double in [0, 1) */
@@ -180,50 +262,133 @@ static double cfs_fault_draw(struct cfs_fault *r)
 	return (double)(z >> 11) / (double)(1ull << 53);
 }
 
-bool cfs_fault_match(struct cfs_faults *f, enum cfs_op op, const char *path,
-		     enum cfs_fault_kind kind, int *err, unsigned *delay_ms)
+static void cfs_fault_logged(struct cfs_faults *f, const struct cfs_fault *r, int op,
+			     const char *path, double draw)
 {
-	*err = 0;
-	*delay_ms = 0;
+	struct cfs_fault_hit *h = &f->log[f->logged++ % CFS_FAULT_LOG_MAX];
+
+	g_free(h->path);
+	*h = (struct cfs_fault_hit){r->id, op,	    g_strdup(path), r->prob,
+				    draw,  r->seed, r->checks,	    g_get_real_time()};
+}
+
+static bool cfs_fault_is(const struct cfs_fault *r, enum cfs_fault_kind kind)
+{
+	switch (kind) {
+	case CFS_FAULT_ERRNO:
+		return r->err != 0;
+	case CFS_FAULT_DELAY:
+		return r->delay_ms != 0;
+	case CFS_FAULT_SHORT:
+		return r->short_len != 0;
+	case CFS_FAULT_NOWRITE:
+		return r->nowrite;
+	}
+	return false;
+}
+
+bool cfs_fault_match(struct cfs_faults *f, enum cfs_op op, const char *path,
+		     enum cfs_fault_kind kind, struct cfs_fault_effect *out)
+{
+	*out = (struct cfs_fault_effect){0};
 	for (guint i = 0; f && i < f->rules->len; i++) {
 		struct cfs_fault *r = g_ptr_array_index(f->rules, i);
-		if ((kind == CFS_FAULT_ERRNO ? !r->err : !r->delay_ms) ||
-		    (r->op != CFS_OP_MAX && r->op != (int)op) || fnmatch(r->glob, path, 0) != 0)
+		double draw = -1;
+		if (!cfs_fault_is(r, kind) || (r->op != CFS_OP_MAX && r->op != (int)op) ||
+		    fnmatch(r->glob, path, 0) != 0)
 			continue;
 		r->checks++;
-		if (r->prob < 1.0 && cfs_fault_draw(r) >= r->prob)
+		if (r->prob < 1.0 && (draw = cfs_fault_draw(r)) >= r->prob)
 			continue;
 		r->hits++;
-		*err = r->err;
-		*delay_ms = r->delay_ms;
+		cfs_fault_logged(f, r, op, path, draw);
+		*out = (struct cfs_fault_effect){r->err, r->delay_ms, r->short_len};
 		return true;
 	}
 	return false;
 }
 
+static void cfs_json_int(JsonBuilder *b, const char *name, gint64 v)
+{
+	json_builder_set_member_name(b, name);
+	json_builder_add_int_value(b, v);
+}
+
+static void cfs_json_string(JsonBuilder *b, const char *name, const char *v)
+{
+	json_builder_set_member_name(b, name);
+	json_builder_add_string_value(b, v);
+}
+
+static const char *cfs_fault_op_name(int op)
+{
+	return op == CFS_OP_MAX ? "any" : cfs_op_names[op];
+}
+
+static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
+{
+	json_builder_begin_object(b);
+	cfs_json_int(b, "id", r->id);
+	cfs_json_string(b, "op", cfs_fault_op_name(r->op));
+	cfs_json_string(b, "path", r->glob);
+	cfs_json_string(b, "errno",
+			!r->err			 ? ""
+			: cfs_errno_name(r->err) ? cfs_errno_name(r->err)
+						 : "other");
+	cfs_json_int(b, "short", r->short_len);
+	json_builder_set_member_name(b, "nowrite");
+	json_builder_add_boolean_value(b, r->nowrite);
+	json_builder_set_member_name(b, "prob");
+	json_builder_add_double_value(b, r->prob);
+	/* JSON numbers are doubles to many readers: a 64-bit seed goes as a string */
+	char seed[24];
+	snprintf(seed, sizeof(seed), "%" G_GUINT64_FORMAT, r->seed);
+	cfs_json_string(b, "seed", seed);
+	cfs_json_int(b, "delay_ms", r->delay_ms);
+	cfs_json_int(b, "checks", (gint64)r->checks);
+	cfs_json_int(b, "hits", (gint64)r->hits);
+	json_builder_end_object(b);
+}
+
 void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b)
 {
 	json_builder_begin_array(b);
-	for (guint i = 0; i < f->rules->len; i++) {
-		const struct cfs_fault *r = g_ptr_array_index(f->rules, i);
-		json_builder_begin_object(b);
-		json_builder_set_member_name(b, "op");
-		json_builder_add_string_value(b, r->op == CFS_OP_MAX ? "any" : cfs_op_names[r->op]);
-		json_builder_set_member_name(b, "path");
-		json_builder_add_string_value(b, r->glob);
-		json_builder_set_member_name(b, "errno");
-		json_builder_add_string_value(b, !r->err		  ? ""
-						 : cfs_errno_name(r->err) ? cfs_errno_name(r->err)
-									  : "other");
-		json_builder_set_member_name(b, "prob");
-		json_builder_add_double_value(b, r->prob);
-		json_builder_set_member_name(b, "delay_ms");
-		json_builder_add_int_value(b, r->delay_ms);
-		json_builder_set_member_name(b, "checks");
-		json_builder_add_int_value(b, (gint64)r->checks);
-		json_builder_set_member_name(b, "hits");
-		json_builder_add_int_value(b, (gint64)r->hits);
-		json_builder_end_object(b);
-	}
+	for (guint i = 0; i < f->rules->len; i++)
+		cfs_fault_one(g_ptr_array_index(f->rules, i), b);
+	json_builder_end_array(b);
+}
+
+static void cfs_fault_hit_json(const struct cfs_fault_hit *h, JsonBuilder *b)
+{
+	char seed[24];
+
+	json_builder_begin_object(b);
+	cfs_json_int(b, "id", h->id);
+	cfs_json_string(b, "op", cfs_op_names[h->op]);
+	cfs_json_string(b, "path", h->path);
+	json_builder_set_member_name(b, "prob");
+	json_builder_add_double_value(b, h->prob);
+	snprintf(seed, sizeof(seed), "%" G_GUINT64_FORMAT, h->seed);
+	cfs_json_string(b, "seed", seed);
+	cfs_json_int(b, "check", (gint64)h->check); /* the rule's n-th matching request */
+	json_builder_set_member_name(b, "draw");
+	if (h->draw < 0)
+		json_builder_add_null_value(b);
+	else
+		json_builder_add_double_value(b, h->draw);
+	cfs_json_int(b, "time_us", h->time_us);
+	json_builder_end_object(b);
+}
+
+void cfs_fault_log(const struct cfs_faults *f, JsonBuilder *b)
+{
+	uint64_t first = f->logged > CFS_FAULT_LOG_MAX ? f->logged - CFS_FAULT_LOG_MAX : 0;
+
+	cfs_json_int(b, "hits", (gint64)f->logged);
+	cfs_json_int(b, "dropped", (gint64)first);
+	json_builder_set_member_name(b, "log");
+	json_builder_begin_array(b);
+	for (uint64_t n = first; n < f->logged; n++)
+		cfs_fault_hit_json(&f->log[n % CFS_FAULT_LOG_MAX], b);
 	json_builder_end_array(b);
 }

@@ -1,7 +1,8 @@
 /*
  * Faults injected on purpose (control command `fault`): by operation and path glob, an errno
- * with a probability drawn from a seeded source, or a fixed delay. As test filesystems such
- * as unreliablefs or slowfs let one make a filesystem misbehave.
+ * with a probability drawn from a seeded source, a fixed delay, a short read or write, or a
+ * write that stores nothing. As test filesystems such as unreliablefs or slowfs let one make
+ * a filesystem misbehave.
  */
 #ifndef CHAINFS_FAULT_H
 #define CHAINFS_FAULT_H
@@ -10,30 +11,46 @@
 
 #include <json-glib/json-glib.h>
 
+/* Hits kept for `fault log`: the latest ones; older ones are only counted. */
+enum { CFS_FAULT_LOG_MAX = 256 };
+
 struct cfs_faults;
 
 struct cfs_faults *cfs_faults_new(void);
 void cfs_faults_free(struct cfs_faults *f);
 
-/* "op=NAME|any path=GLOB [errno=NAME|N] [prob=P] [seed=S] [delay=MS]"; 0, or -EINVAL with
- * *err set to a malloc'ed message. */
+/* "op=NAME|any path=GLOB [errno=NAME|N] [short=N] [nowrite] [prob=P] [seed=S] [delay=MS]":
+ * the new rule's id (> 0, never given twice by F), or -EINVAL with *err set to a malloc'ed
+ * message. */
 int cfs_fault_add(struct cfs_faults *f, const char *args, char **err);
+/* 0, or -ENOENT when no rule has that id (any more). */
+int cfs_fault_remove(struct cfs_faults *f, unsigned id);
 void cfs_fault_clear(struct cfs_faults *f);
+/* While any rule is active, the kernel may keep no answer (ops.c, session.c). */
 bool cfs_faults_active(const struct cfs_faults *f);
 /* The kernel never sends OP on this mount (WHY says so, and what to do instead): rules that
  * name it are refused rather than accepted and never hit. WHY must outlive F. */
 void cfs_faults_unsent(struct cfs_faults *f, enum cfs_op op, const char *why);
-/* Every rule with its counters, as a JSON array. */
+/* Every rule with its id and counters, as a JSON array. */
 void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b);
+/* Members "hits" (total), "dropped" (older than the log keeps) and "log" (the latest hits,
+ * oldest first: id, op, path, prob, seed, check, draw, time_us). */
+void cfs_fault_log(const struct cfs_faults *f, JsonBuilder *b);
 
-/* Both kinds act where requests arrive (session.c), before any operation: delay rules hold a
- * request back, then errno rules answer it. Each asks only for its own kind, so neither
- * draws from the other's random sequence. */
-enum cfs_fault_kind { CFS_FAULT_ERRNO, CFS_FAULT_DELAY };
+/* Every kind acts where requests arrive (session.c), before any operation: delay rules hold
+ * a request back, then errno and nowrite rules answer it, short rules cut it. Each asks only
+ * for its own kind, so none draws from another's random sequence. */
+enum cfs_fault_kind { CFS_FAULT_ERRNO, CFS_FAULT_DELAY, CFS_FAULT_SHORT, CFS_FAULT_NOWRITE };
 
-/* Does a rule of KIND fire for OP on PATH? Sets *err (0: none) and *delay_ms (0: none). */
+struct cfs_fault_effect {
+	int err;	    /* errno rules */
+	unsigned delay_ms;  /* delay rules */
+	uint32_t short_len; /* short rules: at most this many bytes */
+};
+
+/* Does a rule of KIND fire for OP on PATH? Fills *out (zeroed when none) and logs the hit. */
 bool cfs_fault_match(struct cfs_faults *f, enum cfs_op op, const char *path,
-		     enum cfs_fault_kind kind, int *err, unsigned *delay_ms);
+		     enum cfs_fault_kind kind, struct cfs_fault_effect *out);
 
 /* An errno's name ("EIO") or NULL. */
 const char *cfs_errno_name(int err);

@@ -37,6 +37,10 @@ UNIT_TESTS += $(BUILD)/test_record
 $(BUILD)/test_record: $(BUILD)/tests/test_record.o $(BUILD)/fusefs/record_log.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE) -lpthread
 $(BUILD)/tests/test_record.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
+UNIT_TESTS += $(BUILD)/test_fault
+$(BUILD)/test_fault: $(BUILD)/tests/test_fault.o $(BUILD)/fusefs/fault.o $(BUILD)/fusefs/optable.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
+$(BUILD)/tests/test_fault.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/fusefs/latency.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_latency.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
@@ -61,6 +65,7 @@ SHELL_TESTS += tests/mount_modes.sh
 SHELL_TESTS += tests/conformance.sh
 SHELL_TESTS += tests/mount_perms.sh
 SHELL_TESTS += tests/control.sh
+SHELL_TESTS += tests/mount_faults.sh
 SHELL_TESTS += tests/spec_errors.sh
 SHELL_TESTS += tests/stress.sh
 SHELL_TESTS += tests/crash.sh

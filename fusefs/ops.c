@@ -45,46 +45,6 @@ uint32_t cfs_node(const struct cfs_daemon *d, fuse_ino_t ino)
 	return cfs_is_path_id(ino) ? cfs_paths_target(d->paths, ino) : (uint32_t)ino;
 }
 
-/* Prepend "/NAME" to the path being built right to left in OUT[0..*at). */
-static bool cfs_prepend(char *out, size_t *at, const char *name, size_t len)
-{
-	if (len + 1 > *at)
-		return false;
-	*at -= len;
-	memcpy(out + *at, name, len);
-	out[--*at] = '/';
-	return true;
-}
-
-void cfs_nodeid_path(const struct cfs_daemon *d, fuse_ino_t ino, const char *name, char *out,
-		     size_t size)
-{
-	size_t at = size - 1;
-	const char *nm;
-	size_t len;
-	uint64_t parent;
-
-	out[at] = '\0';
-	if (name && !cfs_prepend(out, &at, name, strlen(name)))
-		goto cut;
-	while (ino != CFS_ROOT) {
-		if (cfs_is_path_id(ino)) {
-			if (!cfs_paths_name(d->paths, ino, &parent, &nm, &len))
-				break;
-			ino = parent;
-		} else {
-			cfs_tree_name(d->tree, (uint32_t)ino, &nm, &len);
-			ino = cfs_tree_parent(d->tree, (uint32_t)ino);
-		}
-		if (!cfs_prepend(out, &at, nm, len))
-			goto cut;
-	}
-	if (at == size - 1)
-		out[--at] = '/';
-cut:
-	memmove(out, out + at, size - at);
-}
-
 /* A link's size is the length of what readlink answers, as tools size their buffers by it:
  * kernel mode may rewrite the target, collapse answers the chain's end (a walk per stat),
  * server mode shows only broken links as links, with answers of their own. */
@@ -186,6 +146,27 @@ static int cfs_follow_entry(fuse_req_t req, struct cfs_daemon *d, uint32_t dir, 
 	return 0;
 }
 
+double cfs_attr_timeout(const struct cfs_daemon *d)
+{
+	return cfs_faults_active(d->faults) ? 0 : d->opts.attr_timeout;
+}
+
+double cfs_entry_timeout(const struct cfs_daemon *d)
+{
+	return cfs_faults_active(d->faults) ? 0 : d->opts.entry_timeout;
+}
+
+void cfs_open_caching(const struct cfs_daemon *d, struct fuse_file_info *fi, bool dir, bool keep)
+{
+	if (cfs_faults_active(d->faults)) {
+		fi->direct_io = !dir; /* reads and writes go to the daemon, past the pages */
+		fi->keep_cache = fi->cache_readdir = 0;
+		return;
+	}
+	fi->keep_cache = keep;
+	fi->cache_readdir = dir && keep;
+}
+
 int cfs_make_entry(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, const char *name,
 		   size_t len, uint32_t child, bool follow, struct fuse_entry_param *e)
 {
@@ -220,8 +201,8 @@ int cfs_make_entry(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, cons
 	/* A broken link is asked for again at every use, so it shows its target from the
 	 * moment it resolves, for any caller (EACCES is one caller's answer): no invalidation
 	 * has to find it. So is an answer that depends on who asks. */
-	e->attr_timeout = broken || private ? 0 : d->opts.attr_timeout;
-	e->entry_timeout = broken || private ? 0 : d->opts.entry_timeout;
+	e->attr_timeout = broken || private ? 0 : cfs_attr_timeout(d);
+	e->entry_timeout = broken || private ? 0 : cfs_entry_timeout(d);
 	return 0;
 }
 
@@ -362,7 +343,7 @@ void cfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	cfs_count(d, CFS_OP_getattr);
 	cfs_stat(d, cfs_node(d, ino), &st);
-	fuse_reply_attr(req, &st, d->opts.attr_timeout);
+	fuse_reply_attr(req, &st, cfs_attr_timeout(d));
 }
 
 /* Collapse: the end of the whole chain, so the kernel makes one hop; never with a ".."
@@ -438,10 +419,7 @@ void cfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* Listings change only through requests the kernel sees (it drops its cache then) or
 	 * through control commands, which invalidate the directory. In server mode an entry's
 	 * kind is its link's target's, which changes behind the directory's back. */
-	if (d->opts.follow != CFS_FOLLOW_SERVER) {
-		fi->cache_readdir = 1;
-		fi->keep_cache = 1;
-	}
+	cfs_open_caching(d, fi, true, d->opts.follow != CFS_FOLLOW_SERVER);
 	fuse_reply_open(req, fi);
 }
 

@@ -8,17 +8,23 @@ struct cfs_daemon *cfs_of(fuse_req_t req);
 void cfs_count(struct cfs_daemon *d, enum cfs_op op);
 void cfs_reply_err(fuse_req_t req, int neg_errno);
 
+/* How long the kernel may keep an answer (-o attr_timeout, entry_timeout): not at all while
+ * any fault rule stands, for every node (not only matching ones: a rule's glob may match a
+ * path through any name), so every syscall reaches the rules. */
+double cfs_attr_timeout(const struct cfs_daemon *d);
+double cfs_entry_timeout(const struct cfs_daemon *d);
+/* An open's caching: KEEP (pages, and a directory's listing) as the caller decides, except
+ * while fault rules stand: then direct I/O, nothing kept, so each read and listing reaches
+ * them. An open made before the first rule keeps what it was given (coherence.c then drops
+ * its pages after each read). */
+void cfs_open_caching(const struct cfs_daemon *d, struct fuse_file_info *fi, bool dir, bool keep);
+
 /* The tree node a nodeid stands for (0 if the nodeid is unknown). */
 uint32_t cfs_node(const struct cfs_daemon *d, fuse_ino_t ino);
 
 /* Attributes as the kernel must see them: tmpfs's directory sizes, a link's size equal to
  * what readlink answers when the kernel caches links. */
 void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st);
-
-/* The path (from the mount's root) the kernel reached nodeid INO by, plus "/NAME" when NAME
- * is given, into OUT; what does not fit is cut. For fault rules and messages. */
-void cfs_nodeid_path(const struct cfs_daemon *d, fuse_ino_t ino, const char *name, char *out,
-		     size_t size);
 
 /* Credentials of the caller, for the resolver's search-permission checks and set-id
  * rules; NULL for root, who may search everything and keeps set-id bits. */

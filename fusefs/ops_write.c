@@ -72,7 +72,7 @@ static void cfs_new_node(fuse_req_t req, enum cfs_op op, fuse_ino_t parent, cons
 		return;
 	}
 	if (fi)
-		fi->keep_cache = 1;
+		cfs_open_caching(d, fi, false, true);
 	cfs_reply_new(req, d, parent, name, child, fi);
 }
 
@@ -282,7 +282,7 @@ void cfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_se
 	cfs_coherence_covered(d, ino);
 	cfs_coherence_flush(d);
 	cfs_stat(d, node, &st);
-	fuse_reply_attr(req, &st, d->opts.attr_timeout);
+	fuse_reply_attr(req, &st, cfs_attr_timeout(d));
 }
 
 void cfs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -329,7 +329,7 @@ void cfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		cfs_coherence_flush(d);
 	}
 	/* content changes only through writes, which invalidate the other nodeids' pages */
-	fi->keep_cache = 1;
+	cfs_open_caching(d, fi, false, true);
 	fuse_reply_open(req, fi);
 }
 

@@ -1,5 +1,7 @@
 #include "paths.h"
 
+#include "tree.h"
+
 #include <errno.h>
 #include <glib.h>
 #include <stdlib.h>
@@ -180,4 +182,44 @@ size_t cfs_paths_count(const struct cfs_paths *p)
 uint64_t cfs_paths_total_lookups(const struct cfs_paths *p)
 {
 	return p->lookups;
+}
+
+/* Prepend "/NAME" to the path being built right to left in OUT[0..*at). */
+static bool cfs_prepend(char *out, size_t *at, const char *name, size_t len)
+{
+	if (len + 1 > *at)
+		return false;
+	*at -= len;
+	memcpy(out + *at, name, len);
+	out[--*at] = '/';
+	return true;
+}
+
+void cfs_nodeid_path(const struct cfs_tree *t, const struct cfs_paths *p, uint64_t ino,
+		     const char *name, char *out, size_t size)
+{
+	size_t at = size - 1;
+	const char *nm;
+	size_t len;
+	uint64_t parent;
+
+	out[at] = '\0';
+	if (name && !cfs_prepend(out, &at, name, strlen(name)))
+		goto cut;
+	while (ino != CFS_ROOT) {
+		if (cfs_is_path_id(ino)) {
+			if (!cfs_paths_name(p, ino, &parent, &nm, &len))
+				break;
+			ino = parent;
+		} else {
+			cfs_tree_name(t, (uint32_t)ino, &nm, &len);
+			ino = cfs_tree_parent(t, (uint32_t)ino);
+		}
+		if (!cfs_prepend(out, &at, nm, len))
+			goto cut;
+	}
+	if (at == size - 1)
+		out[--at] = '/';
+cut:
+	memmove(out, out + at, size - at);
 }

@@ -55,4 +55,12 @@ void cfs_paths_each(const struct cfs_paths *p, cfs_paths_fn *fn, void *data);
 size_t cfs_paths_count(const struct cfs_paths *p);
 uint64_t cfs_paths_total_lookups(const struct cfs_paths *p);
 
+struct cfs_tree;
+
+/* The path (from the mount's root) the kernel reached nodeid INO by, through tree T and
+ * path nodeids P, plus "/NAME" when NAME is given, into OUT; what does not fit is cut. For
+ * fault rules and records. */
+void cfs_nodeid_path(const struct cfs_tree *t, const struct cfs_paths *p, uint64_t ino,
+		     const char *name, char *out, size_t size);
+
 #endif

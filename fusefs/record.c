@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "ops.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <glib.h>
@@ -121,8 +122,9 @@ static void cfs_record_extras(struct cfs_daemon *d, const struct fuse_in_header 
 	if (in->opcode == FUSE_RENAME || in->opcode == FUSE_RENAME2) {
 		const char *newname = cfs_next_string(name, end);
 		if (newname) { /* both structs start with newdir */
-			cfs_nodeid_path(d, ((const struct fuse_rename_in *)arg)->newdir, newname,
-					to, RS_PATH_MAX);
+			cfs_nodeid_path(d->tree, d->paths,
+					((const struct fuse_rename_in *)arg)->newdir, newname, to,
+					RS_PATH_MAX);
 			e->to = to;
 		}
 	}
@@ -150,7 +152,8 @@ static void cfs_record_note(struct cfs_daemon *d, const struct fuse_in_header *i
 	e.op = op == CFS_OP_MAX ? other : cfs_op_names[op];
 	path[0] = '\0';
 	if (in->nodeid) /* INIT names no node */
-		cfs_nodeid_path(d, in->nodeid, cfs_request_name(in, size), path, sizeof(path));
+		cfs_nodeid_path(d->tree, d->paths, in->nodeid, cfs_request_name(in, size), path,
+				sizeof(path));
 	cfs_record_extras(d, in, size, &e, to);
 	cfs_recorder_add(d->recorder, &e);
 }

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* Requests served per wake before the loop looks at its other fds again, so a flood on
@@ -50,46 +51,105 @@ struct cfs_server {
 static void cfs_request_path(struct cfs_daemon *d, const struct fuse_in_header *in, size_t size,
 			     char *path)
 {
-	cfs_nodeid_path(d, in->nodeid, cfs_request_name(in, size), path, RS_PATH_MAX);
+	cfs_nodeid_path(d->tree, d->paths, in->nodeid, cfs_request_name(in, size), path,
+			RS_PATH_MAX);
 }
 
-/* An errno rule for this request? Then it is answered with that errno here, before any
- * handler: one place for every operation, so no rule is accepted that never fires. Init and
- * the forgets have no reply (fault.c refuses rules on them). */
-static bool cfs_fault_answer(struct cfs_daemon *d, const struct fuse_in_header *in, enum cfs_op op,
+/* Reply HDR (and BODY) to the request here, for a fault rule. */
+static void cfs_fault_reply(struct cfs_daemon *d, struct fuse_out_header *hdr, const void *body,
+			    size_t len)
+{
+	struct iovec iov[2] = {{hdr, sizeof(*hdr)}, {(void *)body, len}};
+
+	hdr->len = (uint32_t)(sizeof(*hdr) + len);
+	if (writev(fuse_session_fd(d->se), iov, body ? 2 : 1) != (ssize_t)hdr->len)
+		g_debug("fault reply to request %llu: %s", (unsigned long long)hdr->unique,
+			strerror(errno));
+}
+
+/* A write a nowrite rule drops: reported whole, stored nowhere. */
+static bool cfs_fault_nowrite(struct cfs_daemon *d, const struct fuse_in_header *in,
+			      const char *path, size_t size)
+{
+	struct cfs_fault_effect fx;
+
+	if (size < sizeof(*in) + sizeof(struct fuse_write_in) ||
+	    !cfs_fault_match(d->faults, CFS_OP_write, path, CFS_FAULT_NOWRITE, &fx))
+		return false;
+	struct fuse_out_header out = {0, 0, in->unique};
+	struct fuse_write_out w = {.size = ((const struct fuse_write_in *)(in + 1))->size};
+	cfs_fault_reply(d, &out, &w, sizeof(w));
+	return true;
+}
+
+/* A short rule cuts the read or write in place (its size field), and the handler serves the
+ * rest as usual: a write stores only what it reports. */
+static void cfs_fault_cut(struct cfs_daemon *d, struct fuse_in_header *in, enum cfs_op op,
+			  const char *path, size_t size)
+{
+	struct cfs_fault_effect fx;
+	uint32_t *len;
+
+	if (op == CFS_OP_read && size >= sizeof(*in) + sizeof(struct fuse_read_in))
+		len = &((struct fuse_read_in *)(in + 1))->size;
+	else if (op == CFS_OP_write && size >= sizeof(*in) + sizeof(struct fuse_write_in))
+		len = &((struct fuse_write_in *)(in + 1))->size;
+	else
+		return;
+	if (cfs_fault_match(d->faults, op, path, CFS_FAULT_SHORT, &fx) && *len > fx.short_len)
+		*len = fx.short_len;
+}
+
+/* An errno or nowrite rule for this request? Then it is answered here, before any handler:
+ * one place for every operation, so no rule is accepted that never fires. Short rules cut
+ * it and let it pass. Init and the forgets have no reply (fault.c refuses rules on them). */
+static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, enum cfs_op op,
 			     size_t size)
 {
 	char path[RS_PATH_MAX];
-	unsigned ms;
-	int err = 0;
+	struct cfs_fault_effect fx;
 
 	if (!cfs_op_replies(op))
 		return false;
 	cfs_request_path(d, in, size, path);
-	cfs_fault_match(d->faults, op, path, CFS_FAULT_ERRNO, &err, &ms);
-	if (!err)
-		return false;
-	cfs_count(d, op);
-	d->reply_errno = err;
-	struct fuse_out_header out = {sizeof(out), -err, in->unique};
-	if (write(fuse_session_fd(d->se), &out, sizeof(out)) != (ssize_t)sizeof(out))
-		g_debug("fault reply to request %llu: %s", (unsigned long long)in->unique,
-			strerror(errno));
-	return true;
+	if (cfs_fault_match(d->faults, op, path, CFS_FAULT_ERRNO, &fx)) {
+		cfs_count(d, op);
+		d->reply_errno = fx.err;
+		struct fuse_out_header out = {0, -fx.err, in->unique};
+		cfs_fault_reply(d, &out, NULL, 0);
+		return true;
+	}
+	if (op == CFS_OP_write && cfs_fault_nowrite(d, in, path, size)) {
+		cfs_count(d, op);
+		return true;
+	}
+	cfs_fault_cut(d, in, op, path, size);
+	return false;
+}
+
+/* While rules stand, what the kernel may keep of a node's content after a read, a write, a
+ * listing or a link body goes again, so the next one reaches the rules (coherence.c). */
+static void cfs_fault_after(struct cfs_daemon *d, const struct fuse_in_header *in, enum cfs_op op)
+{
+	if (op == CFS_OP_read || op == CFS_OP_write || op == CFS_OP_readdir ||
+	    op == CFS_OP_readdirplus || op == CFS_OP_readlink)
+		cfs_coherence_uncache(d, in->nodeid);
 }
 
 /* Serve one request, timing our part of it for `stats`. */
 static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 {
-	const struct fuse_in_header *in = buf->mem;
+	struct fuse_in_header *in = buf->mem;
 	enum cfs_op op = buf->size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
+	bool faults = op != CFS_OP_MAX && cfs_faults_active(d->faults);
 	uint64_t t0 = cfs_now_ns();
 
-	if (op != CFS_OP_MAX && cfs_faults_active(d->faults) &&
-	    cfs_fault_answer(d, in, op, buf->size)) {
+	if (faults && cfs_fault_answer(d, in, op, buf->size)) {
 		cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
 	} else {
 		fuse_session_process_buf(d->se, buf);
+		if (faults)
+			cfs_fault_after(d, in, op);
 		/* a handler flushes before it replies; whatever it left recorded still goes now */
 		cfs_coherence_flush(d);
 		cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
@@ -120,8 +180,7 @@ static bool cfs_maybe_delay(struct cfs_server *s, const struct fuse_buf *buf, si
 {
 	const struct fuse_in_header *in = buf->mem;
 	char path[RS_PATH_MAX];
-	unsigned ms = 0;
-	int err;
+	struct cfs_fault_effect fx;
 
 	enum cfs_op op = size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
 
@@ -130,8 +189,7 @@ static bool cfs_maybe_delay(struct cfs_server *s, const struct fuse_buf *buf, si
 	if (!cfs_op_replies(op) || in->nodeid == 0)
 		return false;
 	cfs_request_path(s->d, in, size, path);
-	cfs_fault_match(s->d->faults, op, path, CFS_FAULT_DELAY, &err, &ms);
-	if (!ms)
+	if (!cfs_fault_match(s->d->faults, op, path, CFS_FAULT_DELAY, &fx))
 		return false;
 	struct cfs_delayed *dl = calloc(1, sizeof(*dl));
 	void *copy = malloc(size);
@@ -148,7 +206,7 @@ static bool cfs_maybe_delay(struct cfs_server *s, const struct fuse_buf *buf, si
 		s->delayed->prev = dl;
 	s->delayed = dl;
 	pc_timer_init(&dl->timer, cfs_on_delay_done, dl);
-	pc_timer_start(&s->loop, &dl->timer, ms, 0);
+	pc_timer_start(&s->loop, &dl->timer, fx.delay_ms, 0);
 	return true;
 }
 

@@ -1,0 +1,174 @@
+#!/bin/sh
+# Fault injection that never lies (issue 14): rules have ids and can be removed one by one;
+# while any rule stands the kernel keeps no answer, so a rule fires at every syscall (not
+# only at cache misses) and what callers see matches the rule's hits one for one; short
+# reads and writes and dropped writes behave as stated; every hit is logged with its draw, and
+# a seed replays the same hits. The daemon runs the ASan build, in kernel mode (the kernel
+# caches link bodies) with -o opens=answer (reads and writes can bypass the page cache).
+. "$(dirname "$0")/lib.sh"
+
+CTL=$BUILD/chainfsctl
+ASAN_BIN=$ROOT/build-asan/chainfs
+[ -x "$ASAN_BIN" ] || make -s -C "$ROOT" BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
+	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/chainfs >&2
+M=$T/mnt
+SOCK=$T/ctl.sock
+cat >"$T/spec" <<'SPEC'
+dir /d
+file /d/a "a\n"
+file /x "hello\n"
+file /w "old content\n" mode=0644
+link /l x
+SPEC
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=97
+CHAINFS=$ASAN_BIN mount_cfs "$M" -o "ctl=$SOCK,opens=answer" "$T/spec" ||
+	{ fail mount; finish; exit 1; }
+DPID=$("$FUSE_MOUNT" --pid "$M")
+
+ctl() {
+	timeout 60 "$CTL" -s "$SOCK" "$@"
+}
+raw() {
+	printf '%s\n' "$1" | timeout 30 socat -t 30 - "UNIX-CONNECT:$SOCK"
+}
+has() {
+	case "$1" in *"$2"*) return 0 ;; esac
+	echo "  '$2' not in: $(printf '%s' "$1" | cut -c1-300)" >&2
+	return 1
+}
+# field ID NAME: a rule's counter from `fault list`
+field() {
+	raw 'fault list' | python3 -c 'import json, sys
+for r in json.load(sys.stdin)["faults"]:
+    if r["id"] == int(sys.argv[1]): print(r[sys.argv[2]])' "$1" "$2"
+}
+# logged ID N: rule ID's hits in the log as a pattern over its N first checks ("0110...")
+logged() {
+	raw 'fault log' | python3 -c 'import json, sys
+checks = {h["check"] for h in json.load(sys.stdin)["log"] if h["id"] == int(sys.argv[1])}
+print("".join("1" if c in checks else "0" for c in range(1, int(sys.argv[2]) + 1)))' "$1" "$2"
+}
+# stats N PATH: N stat calls, "1" for each that failed with EIO, else "0"
+stats() {
+	timeout 60 perl -e 'use Errno; for (1 .. $ARGV[0]) { print((stat $ARGV[1]) ? 0 : $!{EIO} ? 1 : 2) }' "$1" "$2"
+}
+ones() {
+	printf '%s' "$1" | tr -cd 1 | wc -c
+}
+requests() {
+	raw stats | python3 -c 'import json, sys; print(json.load(sys.stdin)["requests"].get(sys.argv[1], 0))' "$1"
+}
+
+# --- ids and remove --------------------------------------------------------------------------
+check "fault add names the new rule's id" has "$(ctl fault add op=mkdir path=/a errno=EROFS)" "added rule 1"
+check "the raw reply carries it" has "$(raw 'fault add op=mkdir path=/b errno=EROFS')" '"id":2'
+check "fault list shows ids" has "$(raw 'fault list')" '"id":1,"op":"mkdir"'
+expect EROFS mkdir "$M/a" 0755
+check "fault remove ID" has "$(ctl fault remove 1)" "   2 mkdir"
+expect ok mkdir "$M/a" 0755
+expect EROFS mkdir "$M/b" 0755
+out=$(ctl fault remove 1 2>&1)
+check "removing it again is an error ($out)" test $? -eq 1
+check "... that says so" has "$out" "no rule 1"
+check "a bad id is an error" has "$(raw 'fault remove x1')" '"ok":false'
+check "... and so is a missing one" has "$(raw 'fault remove 0')" '"ok":false'
+check "the daemon keeps serving" has "$(ctl ping)" version
+check "ids are never reused" has "$(raw 'fault add op=mkdir path=/c errno=EROFS')" '"id":3'
+ctl fault clear >/dev/null
+check "nor after a clear" has "$(raw 'fault add op=mkdir path=/c errno=EROFS')" '"id":4'
+ctl fault clear >/dev/null
+
+# --- every syscall reaches the rules ---------------------------------------------------------
+stat "$M/x" >/dev/null
+ctl fault add op=getattr path=/x errno=EIO prob=0.5 seed=1 >/dev/null # rule 5
+p1=$(stats 50 "$M/x")
+n=$(ones "$p1")
+check "50 stats: some fail, some succeed, nothing else ($p1)" \
+	sh -c "[ $n -gt 5 ] && [ $n -lt 45 ] && ! printf '%s' '$p1' | grep -q 2"
+check "every stat was checked ($(field 5 checks) checks)" test "$(field 5 checks)" -eq 50
+check "the failures are the rule's hits ($n, $(field 5 hits))" test "$(field 5 hits)" -eq "$n"
+check "the log names the very stats that failed" test "$(logged 5 50)" = "$p1"
+ctl fault clear >/dev/null
+ctl fault add op=getattr path=/x errno=EIO prob=0.5 seed=1 >/dev/null # rule 6
+p2=$(stats 50 "$M/x")
+check "the same seed fails the same stats" test "$p2" = "$p1"
+check "... and logs the same pattern" test "$(logged 6 50)" = "$p1"
+ctl fault clear >/dev/null
+
+readlink "$M/l" >/dev/null # the kernel now holds the link's body (kernel mode)
+ctl fault add op=readlink path=/l errno=EIO >/dev/null
+expect EIO readlink "$M/l"
+expect EIO readlink "$M/l"
+ctl fault clear >/dev/null
+ctl fault add op=readlink path=/l errno=EIO prob=0.5 seed=3 >/dev/null # rule 8
+fails=0
+for i in $(seq 30); do readlink "$M/l" >/dev/null 2>&1 || fails=$((fails + 1)); done
+check "30 readlinks, 30 checks: a kept body does not hide the rule" test "$(field 8 checks)" -eq 30
+check "the failed readlinks are its hits ($fails)" test "$(field 8 hits)" -eq "$fails"
+ctl fault clear >/dev/null
+
+cat "$M/x" >/dev/null
+ctl fault add op=read path=/x errno=EIO >/dev/null
+check "cat with a read rule fails" not cat "$M/x" 2>/dev/null
+check "... and fails again" not cat "$M/x" 2>/dev/null
+ctl fault clear >/dev/null
+ctl fault add op=read path=/x errno=EIO prob=0.5 seed=5 >/dev/null # rule 10
+fails=0
+for i in $(seq 30); do cat "$M/x" >/dev/null 2>&1 || fails=$((fails + 1)); done
+check "30 cats fail as often as the rule hits ($fails)" test "$(field 10 hits)" -eq "$fails"
+ctl fault clear >/dev/null
+
+ls "$M/d" >/dev/null
+ctl fault add op=readdirplus path=/d errno=EIO >/dev/null
+check "ls with a listing rule fails" not ls "$M/d" 2>/dev/null
+check "... and fails again" not ls "$M/d" 2>/dev/null
+ctl fault clear >/dev/null
+
+# once the last rule goes, the kernel keeps answers again
+stat "$M/x" >/dev/null
+g0=$(requests getattr)
+for i in 1 2 3 4 5 6 7 8 9 10; do stat "$M/x" >/dev/null; done
+check "without rules, 10 stats cost at most one getattr" test $(($(requests getattr) - g0)) -le 1
+
+# --- short reads and writes, dropped writes ---------------------------------------------------
+ctl fault add op=read path=/x short=2 >/dev/null
+check "a short read returns at most 2 bytes" test "$(python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY); print(len(os.read(fd, 100)))' "$M/x")" -eq 2
+check "cat reads on and gets it all" test "$(cat "$M/x")" = hello
+ctl fault clear >/dev/null
+ctl fault add op=write path=/w short=3 >/dev/null
+out=$(python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY); print(os.write(fd, b"new stuff!!\n"))' "$M/w")
+check "a short write: the caller is told 3 bytes ($out)" test "$out" -eq 3
+check "... and 3 bytes were stored" test "$(cat "$M/w")" = "new content"
+printf 'all of it\n' >"$M/w"
+check "a writer that goes on stores it all, 3 bytes a request" test "$(cat "$M/w")" = "all of it"
+ctl fault clear >/dev/null
+ctl fault add op=write path=/w nowrite >/dev/null
+out=$(python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY); print(os.write(fd, b"something else\n"))' "$M/w")
+check "a dropped write reports success, all 15 bytes ($out)" test "$out" -eq 15
+check "... and a later read shows the old content" test "$(cat "$M/w")" = "all of it"
+ctl fault clear >/dev/null
+check "short= is refused on ops it cannot cut" \
+	has "$(ctl fault add op=getattr path=/x short=3 2>&1)" "op=read or op=write"
+check "nowrite is refused on ops other than write" \
+	has "$(ctl fault add op=read path=/x nowrite 2>&1)" "give op=write"
+
+# --- the log ----------------------------------------------------------------------------------
+ctl fault add op=getattr path=/x errno=EIO >/dev/null
+stats 300 "$M/x" >/dev/null
+out=$(raw 'fault log')
+check "the log keeps the last 256 hits and counts the older ones" \
+	sh -c "printf '%s' '$out' | python3 -c 'import json, sys
+o = json.load(sys.stdin); assert len(o[\"log\"]) == 256 and o[\"dropped\"] == o[\"hits\"] - 256, o[\"dropped\"]'"
+check "chainfsctl fault log prints it" has "$(ctl fault log)" "older ones not kept"
+ctl fault clear >/dev/null
+
+# --- unmount under ASan: a clean exit, no leak ------------------------------------------------
+check "unmount command" has "$(raw unmount)" '"ok":true'
+i=0
+while kill -0 "$DPID" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+check "the daemon exited" sh -c "! kill -0 $DPID 2>/dev/null"
+check "no sanitizer report" not_grep "Sanitizer" "$M.log"
+finish

@@ -1,0 +1,244 @@
+/*
+ * Fault rules (fusefs/fault.c): what `fault add` accepts and refuses, ids that are never
+ * given twice, seeded rules that hit the same requests every time, and the bounded log.
+ */
+#include "fault.h"
+
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Add ARGS; the id, or -EINVAL with the message in *msg (freed by the caller). */
+static int add(struct cfs_faults *f, const char *args, char **msg)
+{
+	char *err = NULL;
+	int id = cfs_fault_add(f, args, &err);
+
+	if (msg)
+		*msg = err;
+	else
+		g_free(err);
+	return id;
+}
+
+START_TEST(test_refused_rules_say_why)
+{
+	static const struct {
+		const char *args, *why;
+	} cases[] = {
+	    {"op=read path=/x", "needs op="},
+	    {"op=nosuch path=/x errno=EIO", "unknown op"},
+	    {"op=read path=/x errno=ENOPE", "unknown errno"},
+	    {"op=read path=/x errno=EIO prob=2", "prob must be 0..1"},
+	    {"op=read path=/x errno=EIO seed=x", "seed must be a number"},
+	    {"op=read path=/x delay=-1", "delay must be"},
+	    {"op=read path=/x short=0", "short must be"},
+	    {"op=read path=/x short=99999999999", "short must be"},
+	    {"op=getattr path=/x short=10", "op=read or op=write"},
+	    {"op=any path=/x short=10", "op=read or op=write"},
+	    {"op=read path=/x nowrite", "give op=write"},
+	    {"op=write path=/x nowrite errno=EIO", "exclude each other"},
+	    {"op=write path=/x short=3 nowrite", "exclude each other"},
+	    {"op=forget path=/x errno=EIO", "nothing waits for its reply"},
+	    {"op=read path=/x errno", "expected key=value"},
+	    {"op=read path=/x colour=red", "unknown key"},
+	};
+	struct cfs_faults *f = cfs_faults_new();
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *msg = NULL;
+		ck_assert_int_eq(add(f, cases[i].args, &msg), -EINVAL);
+		ck_assert_msg(msg && strstr(msg, cases[i].why), "%s: got '%s'", cases[i].args, msg);
+		g_free(msg);
+	}
+	ck_assert(!cfs_faults_active(f));
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_short_and_nowrite_need_answered_opens)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	char *msg = NULL;
+
+	ck_assert_int_gt(add(f, "op=read path=/x short=3", NULL), 0);
+	ck_assert_int_gt(add(f, "op=write path=/x nowrite", NULL), 0);
+	cfs_faults_unsent(f, CFS_OP_open, "opens are skipped");
+	ck_assert_int_eq(add(f, "op=write path=/x short=3", &msg), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg, "opens=answer"));
+	g_free(msg);
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_ids_are_never_reused)
+{
+	struct cfs_faults *f = cfs_faults_new();
+
+	ck_assert_int_eq(add(f, "op=read path=/a errno=EIO", NULL), 1);
+	ck_assert_int_eq(add(f, "op=read path=/b errno=EIO", NULL), 2);
+	ck_assert_int_eq(cfs_fault_remove(f, 2), 0);
+	ck_assert_int_eq(cfs_fault_remove(f, 2), -ENOENT);
+	ck_assert_int_eq(cfs_fault_remove(f, 77), -ENOENT);
+	ck_assert_int_eq(add(f, "op=read path=/c errno=EIO", NULL), 3);
+	cfs_fault_clear(f);
+	ck_assert(!cfs_faults_active(f));
+	ck_assert_int_eq(add(f, "op=read path=/d errno=EIO", NULL), 4);
+	ck_assert_int_eq(add(f, "op=bogus", NULL), -EINVAL);
+	ck_assert_int_eq(add(f, "op=read path=/e errno=EIO", NULL), 5); /* a refusal takes none */
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_removing_one_rule_leaves_the_others)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+
+	add(f, "op=read path=/a errno=EIO", NULL);
+	add(f, "op=read path=/a errno=EPERM", NULL);
+	ck_assert(cfs_fault_match(f, CFS_OP_read, "/a", CFS_FAULT_ERRNO, &fx));
+	ck_assert_int_eq(fx.err, EIO);
+	cfs_fault_remove(f, 1);
+	ck_assert(cfs_fault_match(f, CFS_OP_read, "/a", CFS_FAULT_ERRNO, &fx));
+	ck_assert_int_eq(fx.err, EPERM);
+	cfs_fault_remove(f, 2);
+	ck_assert(!cfs_fault_match(f, CFS_OP_read, "/a", CFS_FAULT_ERRNO, &fx));
+	ck_assert_int_eq(fx.err, 0);
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_each_kind_matches_only_its_own)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+
+	add(f, "op=write path=/w short=7", NULL);
+	add(f, "op=write path=/n nowrite", NULL);
+	ck_assert(!cfs_fault_match(f, CFS_OP_write, "/w", CFS_FAULT_ERRNO, &fx));
+	ck_assert(cfs_fault_match(f, CFS_OP_write, "/w", CFS_FAULT_SHORT, &fx));
+	ck_assert_uint_eq(fx.short_len, 7);
+	ck_assert(!cfs_fault_match(f, CFS_OP_write, "/w", CFS_FAULT_NOWRITE, &fx));
+	ck_assert(cfs_fault_match(f, CFS_OP_write, "/n", CFS_FAULT_NOWRITE, &fx));
+	ck_assert(!cfs_fault_match(f, CFS_OP_read, "/n", CFS_FAULT_NOWRITE, &fx));
+	cfs_faults_free(f);
+}
+END_TEST
+
+/* The hits of 200 requests as a string of 0 and 1. */
+static void pattern(const char *rule, char *out)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+
+	add(f, rule, NULL);
+	for (int i = 0; i < 200; i++)
+		out[i] = cfs_fault_match(f, CFS_OP_getattr, "/x", CFS_FAULT_ERRNO, &fx) ? '1' : '0';
+	out[200] = '\0';
+	cfs_faults_free(f);
+}
+
+START_TEST(test_a_seed_gives_the_same_hits)
+{
+	char a[201], b[201], c[201];
+
+	pattern("op=getattr path=/x errno=EIO prob=0.3 seed=7", a);
+	pattern("op=getattr path=/x errno=EIO prob=0.3 seed=7", b);
+	pattern("op=getattr path=/x errno=EIO prob=0.3 seed=8", c);
+	ck_assert_str_eq(a, b);
+	ck_assert_str_ne(a, c);
+	int hits = 0;
+	for (int i = 0; i < 200; i++)
+		hits += a[i] == '1';
+	ck_assert_int_gt(hits, 30);
+	ck_assert_int_lt(hits, 90);
+}
+END_TEST
+
+/* The JSON text of the log of F. */
+static char *log_text(const struct cfs_faults *f)
+{
+	JsonBuilder *b = json_builder_new();
+	JsonGenerator *g = json_generator_new();
+	char *s;
+
+	json_builder_begin_object(b);
+	cfs_fault_log(f, b);
+	json_builder_end_object(b);
+	JsonNode *root = json_builder_get_root(b);
+	json_generator_set_root(g, root);
+	s = json_generator_to_data(g, NULL);
+	json_node_unref(root);
+	g_object_unref(g);
+	g_object_unref(b);
+	return s;
+}
+
+START_TEST(test_the_log_keeps_the_latest_hits_and_counts_the_rest)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	char *s;
+
+	add(f, "op=getattr path=/x* errno=EIO", NULL);
+	for (int i = 0; i < CFS_FAULT_LOG_MAX + 10; i++) {
+		char path[16];
+		snprintf(path, sizeof(path), "/x%d", i);
+		cfs_fault_match(f, CFS_OP_getattr, path, CFS_FAULT_ERRNO, &fx);
+	}
+	s = log_text(f);
+	ck_assert_ptr_nonnull(strstr(s, "\"hits\":266"));
+	ck_assert_ptr_nonnull(strstr(s, "\"dropped\":10"));
+	ck_assert_ptr_null(strstr(s, "\"/x9\""));
+	ck_assert_ptr_nonnull(
+	    strstr(s, "\"path\":\"/x10\",\"prob\":1.0,\"seed\":\"0\",\"check\":11"));
+	ck_assert_ptr_nonnull(strstr(s, "\"/x265\""));
+	ck_assert(strstr(s, "\"/x10\"") < strstr(s, "\"/x265\"")); /* oldest first */
+	g_free(s);
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_the_log_names_the_draw)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	char *s;
+
+	add(f, "op=read path=/r errno=EIO prob=0.5 seed=42", NULL);
+	for (int i = 0; i < 10; i++)
+		cfs_fault_match(f, CFS_OP_read, "/r", CFS_FAULT_ERRNO, &fx);
+	s = log_text(f);
+	ck_assert_ptr_nonnull(strstr(s, "\"id\":1,\"op\":\"read\",\"path\":\"/r\",\"prob\":0.5"));
+	ck_assert_ptr_nonnull(strstr(s, "\"seed\":\"42\""));
+	ck_assert_ptr_nonnull(strstr(s, "\"draw\":0."));
+	g_free(s);
+	cfs_faults_free(f);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("fault");
+	TCase *tc = tcase_create("rules");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, test_refused_rules_say_why);
+	tcase_add_test(tc, test_short_and_nowrite_need_answered_opens);
+	tcase_add_test(tc, test_ids_are_never_reused);
+	tcase_add_test(tc, test_removing_one_rule_leaves_the_others);
+	tcase_add_test(tc, test_each_kind_matches_only_its_own);
+	tcase_add_test(tc, test_a_seed_gives_the_same_hits);
+	tcase_add_test(tc, test_the_log_keeps_the_latest_hits_and_counts_the_rest);
+	tcase_add_test(tc, test_the_log_names_the_draw);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
