@@ -112,7 +112,16 @@ mount_cfs "$M" -o "ctl=$S,follow=server,entry_timeout=3600,attr_timeout=3600" \
 ln -s t "$M/d1/l"
 check "server: d1/l shows d1/t, a file" test -f "$M/d1/l"
 mv "$M/d1/l" "$M/d2/l"
-check "... moved to d2, it shows d2/t, a directory" test -d "$M/d2/l"
+# the kernel moves its entry with the old target as the rename returns; chainfs's
+# invalidation can land only once the rename has let go of d2 (README, server mode): wait for
+# it, a few ms, with a deadline, then it must hold
+i=0
+while ! [ -d "$M/d2/l" ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "... moved to d2, it shows d2/t, a directory (after $i waits)" test -d "$M/d2/l"
+check "... and keeps showing it" test -d "$M/d2/l"
 has_word() { printf '%s\n' $1 | grep -qx "$2"; }
 kinds() { python3 -c 'import os, sys
 k = lambda e: ":l" if e.is_symlink() else ":d" if e.is_dir(follow_symlinks=False) else ":f"
@@ -132,8 +141,60 @@ k=$(kinds "$M")
 check "server again: the listing kept in kernel mode is dropped ($k)" has_word "$k" dl:d
 k=$(kinds "$M/dl")
 check "server: dl/c resolves, listed as a file ($k)" has_word "$k" c:f
+# a directory reached through a link, held as a cwd, keeps its path nodeid through drop's
+# entry invalidations: its own listing must go too, so `ls .` there asks again
+n=$(python3 -c 'import os, subprocess, sys
+def listings():
+    out = subprocess.run(sys.argv[2:] + ["--json", "stats"], capture_output=True, check=True)
+    r = __import__("json").loads(out.stdout)["requests"]
+    return r.get("readdir", 0) + r.get("readdirplus", 0)
+os.chdir(sys.argv[1])
+os.listdir(".")
+a = listings()
+os.listdir(".")
+b = listings()
+subprocess.run(sys.argv[2:] + ["drop"], stdout=subprocess.DEVNULL, check=True)
+os.listdir(".")
+print(a, b, listings())' "$M/dl" "$CTL" -s "$S")
+set -- $n # a b c: listings asked for before, warm, after drop
+check "a cwd through a link: its listing is kept while warm ($n)" test "$1" -eq "$2"
+check "... and asked for again after drop ($n)" test "$3" -gt "$2"
+# a file reached through links, held open, keeps its path nodeid through drop's entry
+# invalidations: its pages under that nodeid must go too
+r0=$(asked read)
+r0=${r0:-0} # none yet
+python3 -c 'import os, subprocess, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.pread(fd, 4096, 0)
+subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, check=True)
+os.pread(fd, 4096, 0)' "$M/d/c" "$CTL" -s "$S" drop
+r1=$(asked read)
+check "an open file through links: read again after drop ($r0, then $r1)" test "$r1" -ge $((r0 + 2))
 ctl limits total=2 >/dev/null
 k=$(kinds "$M/dl")
 check "limits total=2: dl/c (4 links) is listed as a link ($k)" has_word "$k" c:l
+# the root's listing outlives its entries: once the kernel has pruned them (drop_caches=2
+# frees dentries, not the pages of the root, which the mount pins) and forgotten the link, no
+# entry invalidation reaches the root, so a switch must drop the root's listing itself
+ctl limits total=40 >/dev/null
+ctl mode kernel >/dev/null
+k=$(kinds "$M")
+check "kernel: the root lists dl as a link ($k)" has_word "$k" dl:l
+forgets() { ctl --json stats | python3 -c 'import json, sys
+r = json.load(sys.stdin)["requests"]
+print(r.get("forget", 0) + r.get("forget_multi", 0))'; }
+f0=$(forgets)
+sync
+echo 2 >/proc/sys/vm/drop_caches
+i=0
+while [ "$(forgets)" -le "$f0" ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "pruned dentries: the kernel forgot their nodes" test "$(forgets)" -gt "$f0"
+ctl mode server >/dev/null
+k=$(kinds "$M")
+check "server: the switch drops the root's kept listing with no entry under it ($k)" \
+	has_word "$k" dl:d
 unmount_cfs "$M"
 finish
