@@ -12,8 +12,12 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o coherence.o \
 	optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o ctlpath.o \
-	latency.o)
+	latency.o transport.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
+# the FUSE-over-io_uring transport (transport.c) is built on Debian's liburing
+CFLAGS_URING = $(shell pkg-config --cflags liburing)
+LIBS_URING = $(shell pkg-config --libs liburing)
+$(BUILD)/fusefs/transport.o: CFLAGS += $(CFLAGS_URING)
 
 BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/chainfs-sweep
 TEST_BINS += $(BUILD)/cfs-probe
@@ -22,7 +26,7 @@ $(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o
 $(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) $(LIBS_URING) -lpthread
 $(BUILD)/cfs-probe: $(BUILD)/tests/probe.o
 	$(CC) $(LDFLAGS) -o $@ $^
 TEST_BINS += $(BUILD)/cfs-mount-diff $(BUILD)/cfs-fsops

@@ -13,6 +13,7 @@
 #include "ops.h"
 #include "paths.h"
 #include "pc.h"
+#include "transport.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -71,7 +72,8 @@ static bool cfs_fault_answer(struct cfs_daemon *d, const struct fuse_in_header *
 		return false;
 	cfs_count(d, op);
 	struct fuse_out_header out = {sizeof(out), -err, in->unique};
-	if (write(fuse_session_fd(d->se), &out, sizeof(out)) != (ssize_t)sizeof(out))
+	struct iovec iov = {&out, sizeof(out)};
+	if (cfs_transport_send(d, &iov, 1) != (ssize_t)sizeof(out))
 		g_debug("fault reply to request %llu: %s", (unsigned long long)in->unique,
 			strerror(errno));
 	return true;
@@ -167,6 +169,16 @@ static void cfs_session_gone(struct cfs_server *s)
 	pc_stop(&s->loop);
 }
 
+/* One request, from /dev/fuse or the ring: held back by a delay rule, or served now. */
+static void cfs_serve_one(void *data, const struct fuse_buf *buf)
+{
+	struct cfs_server *s = data;
+
+	if (cfs_faults_active(s->d->faults) && cfs_maybe_delay(s, buf, buf->size))
+		return;
+	cfs_process(s->d, buf);
+}
+
 static void cfs_on_fuse(struct pc_loop *loop, int fd, int revents, void *data)
 {
 	struct cfs_server *s = data;
@@ -186,9 +198,9 @@ static void cfs_on_fuse(struct pc_loop *loop, int fd, int revents, void *data)
 			cfs_session_gone(s);
 			return;
 		}
-		if (cfs_faults_active(s->d->faults) && cfs_maybe_delay(s, &s->buf, (size_t)n))
-			continue;
-		cfs_process(s->d, &s->buf);
+		struct fuse_buf req = s->buf;
+		req.size = (size_t)n;
+		cfs_serve_one(s, &req);
 	}
 }
 
@@ -287,7 +299,12 @@ static int cfs_run_pollcore(struct cfs_daemon *d)
 	if (!err)
 		err = cfs_start_control(d, &s->loop, &s->ctl);
 	if (!err)
+		err = cfs_transport_start(d->transport, &s->loop, cfs_serve_one, s);
+	if (!err)
 		err = pc_run(&s->loop);
+	if (!err)
+		err = cfs_transport_error(d->transport);
+	cfs_transport_stop(d->transport);
 	cfs_control_stop(s->ctl);
 	cfs_drop_delayed(s);
 out_loop:
@@ -374,16 +391,29 @@ static void cfs_default_timeouts(struct cfs_opts *o)
  * directory's lock, held by a caller whose request waits for an answer only this thread can
  * give (a mutation in that directory, a stat of the mountpoint by fusermount). Keep answering
  * requests, one at a time, until the notifier has left, or the session is gone. */
+static void cfs_drain_one(void *data, const struct fuse_buf *buf)
+{
+	struct cfs_daemon *d = data;
+
+	fuse_session_process_buf(d->se, buf);
+}
+
 static void cfs_drain_notifier(struct cfs_daemon *d)
 {
 	struct fuse_buf buf = {0};
-	struct pollfd p = {fuse_session_fd(d->se), POLLIN, 0};
+	/* the ring's requests too: that caller may be waiting in one of its queues */
+	struct pollfd p[2] = {{fuse_session_fd(d->se), POLLIN, 0},
+			      {cfs_transport_ring_fd(d->transport), POLLIN, 0}};
 
 	if (!d->notifier)
 		return;
 	cfs_notifier_stopping(d->notifier);
 	while (!cfs_notifier_done(d->notifier)) {
-		if (poll(&p, 1, 10) <= 0)
+		if (poll(p, 2, 10) <= 0)
+			continue;
+		if (p[1].revents & POLLIN)
+			cfs_transport_serve_ring(d->transport, cfs_drain_one, d);
+		if (!(p[0].revents & POLLIN))
 			continue;
 		int n = fuse_session_receive_buf(d->se, &buf);
 		if (n == -EINTR || n == -EAGAIN)
@@ -413,13 +443,16 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 		fprintf(stderr, "chainfs: control socket: %s\n", strerror(-err));
 		return 1;
 	}
-	if (cfs_open_control(d))
+	if (cfs_transport_new(d, &d->transport))
 		return 1;
+	if (cfs_open_control(d))
+		goto out_transport;
 	cfs_default_timeouts(&d->opts);
 	d->se = fuse_session_new(args, ops, sizeof(*ops), d);
 	if (!d->se) {
 		cfs_close_control(d);
-		return 2; /* libfuse said which option it refused */
+		rc = 2; /* libfuse said which option it refused */
+		goto out_transport;
 	}
 	d->paths = cfs_paths_new();
 	d->faults = cfs_faults_new();
@@ -457,5 +490,9 @@ out:
 	d->faults = NULL;
 	cfs_linkset_free(d->answered);
 	d->answered = NULL;
+out_transport:
+	/* after the session: its replies go through the transport until it is destroyed */
+	cfs_transport_free(d->transport);
+	d->transport = NULL;
 	return rc;
 }
