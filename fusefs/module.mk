@@ -79,6 +79,8 @@ SHELL_TESTS += tests/mount_diff.sh
 SHELL_TESTS += tests/mount_inval.sh
 SHELL_TESTS += tests/control_dump.sh
 SHELL_TESTS += tests/coherence.sh
+SHELL_TESTS += tests/mount_uring.sh
+SHELL_TESTS += tests/mount_uring_fallback.sh
 
 # make stress: the long run of the kernel cache coherence property (STRESS_STEPS random
 # changes, each checked against a fresh mount of the daemon's dump; CHAINFS_SEED replays)
