@@ -292,7 +292,7 @@ static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
 	char **strs[] = {&c->follow,	    &c->abslinks,     &c->loop,	    &c->ctl,
 			 &c->opens,	    &c->spin,	      &c->max_nest, &c->max_total,
-			 &c->entry_timeout, &c->attr_timeout, &c->max_data};
+			 &c->entry_timeout, &c->attr_timeout, &c->max_data, &c->transport};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
 	for (int i = 0; i < c->npositional; i++)
