@@ -200,10 +200,10 @@ static int cfs_ring_alloc(struct cfs_transport *t, const struct fuse_init_out *o
 /* Every queue needs entries before the kernel switches to the ring; until then requests wait
  * (the kernel blocks new ones once INIT said FUSE_OVER_IO_URING), so this runs at once. A
  * refusal comes back as a completion with an errno (cfs_ring_complete). */
-static int cfs_ring_register(struct cfs_transport *t, const struct fuse_init_out *out)
+static int cfs_ring_register(struct cfs_transport *t)
 {
 	size_t n = (size_t)t->queues * CFS_URING_DEPTH;
-	int err = cfs_ring_alloc(t, out);
+	int err = 0;
 
 	for (size_t i = 0; !err && i < n; i++) {
 		struct io_uring_sqe *sqe = io_uring_get_sqe(&t->ring);
@@ -374,33 +374,41 @@ static ssize_t cfs_io_read(int fd, void *buf, size_t len, void *userdata)
 }
 
 /* INIT's reply on its way out: FUSE_OVER_IO_URING added when the kernel offered it and the
- * ring exists; the entries are registered once the kernel has taken the reply (it refuses
- * them before, it needs max_write to check their size). */
+ * entries' buffers could be made; the entries are registered once the kernel has taken the
+ * reply (it refuses them before: it needs max_write to check their size). From that reply
+ * on the kernel holds every request until the ring is complete or a REGISTER is refused, so
+ * a failure to submit them ends the session rather than leave a mount that hangs. */
 static ssize_t cfs_io_init_reply(struct cfs_transport *t, int fd, struct iovec *iov, int count)
 {
 	const size_t need = offsetof(struct fuse_init_out, flags2) + sizeof(uint32_t);
 	struct fuse_init_out *out = count >= 2 && iov[1].iov_len >= need ? iov[1].iov_base : NULL;
-	bool ask = out && t->state == CFS_RING_READY && t->offered;
+	char why[96] = "";
 	ssize_t n;
 	int err;
 
 	t->init_pending = false;
-	if (ask) {
-		out->flags |= FUSE_INIT_EXT;
-		out->flags2 |= (uint32_t)(FUSE_OVER_IO_URING >> 32);
-	}
-	n = writev(fd, iov, count);
 	if (t->state != CFS_RING_READY)
-		return n; /* cfs_transport_start said why */
-	if (!out || n < 0) {
-		cfs_fall_back(t, "INIT reply not sent");
-	} else if (!t->offered) {
-		cfs_fall_back(t, "the kernel did not offer FUSE_OVER_IO_URING at INIT");
-	} else if ((err = cfs_ring_register(t, out)) != 0) {
-		char why[96];
-		snprintf(why, sizeof(why), "ring registration failed: %s", strerror(-err));
+		return writev(fd, iov, count); /* cfs_transport_start said why */
+	if (!out)
+		snprintf(why, sizeof(why), "INIT reply too short for flags2");
+	else if (!t->offered)
+		snprintf(why, sizeof(why), "the kernel did not offer FUSE_OVER_IO_URING at INIT");
+	else if ((err = cfs_ring_alloc(t, out)) != 0)
+		snprintf(why, sizeof(why), "ring buffers: %s", strerror(-err));
+	if (why[0]) {
 		t->state = CFS_RING_FAILED;
 		cfs_fall_back(t, why);
+		return writev(fd, iov, count);
+	}
+	out->flags |= FUSE_INIT_EXT;
+	out->flags2 |= (uint32_t)(FUSE_OVER_IO_URING >> 32);
+	n = writev(fd, iov, count);
+	if (n >= 0 && (err = cfs_ring_register(t)) != 0) {
+		g_warning("ring registration not submitted: %s; ending the session",
+			  strerror(-err));
+		t->state = CFS_RING_FAILED;
+		t->error = err;
+		pc_stop(t->loop);
 	}
 	return n;
 }
