@@ -81,6 +81,19 @@ SHELL_TESTS += tests/control_dump.sh
 SHELL_TESTS += tests/coherence.sh
 SHELL_TESTS += tests/mount_uring.sh
 SHELL_TESTS += tests/mount_uring_fallback.sh
+# the mount suites check-uring runs again over the ring (CHAINFS_TRANSPORT=uring), one a line:
+# the kernel's view, every file type, caches and invalidations, latency, permissions, the
+# control socket's lines, crashes (delay faults, SIGKILL, SIGTERM while the notifier waits)
+URING_TESTS += tests/mount_kernel.sh
+URING_TESTS += tests/mount_fsops.sh
+URING_TESTS += tests/mount_types.sh
+URING_TESTS += tests/mount_cache.sh
+URING_TESTS += tests/mount_inval.sh
+URING_TESTS += tests/mount_latency.sh
+URING_TESTS += tests/mount_perms.sh
+URING_TESTS += tests/conformance.sh
+URING_TESTS += tests/mount_lines.sh
+URING_TESTS += tests/crash.sh
 
 # make stress: the long run of the kernel cache coherence property (STRESS_STEPS random
 # changes, each checked against a fresh mount of the daemon's dump; CHAINFS_SEED replays)
