@@ -30,9 +30,10 @@ BINS :=          # installed programs
 TEST_BINS :=     # built with them, for the tests only (never installed)
 UNIT_TESTS :=    # Check suites, run by check-unit (and under sanitizers by check-asan)
 SHELL_TESTS :=   # integration scripts, run by check-integration
+URING_TESTS :=   # of those, the ones check-uring runs again over FUSE over io_uring
 BENCHES :=       # bench programs built by `make bench`
 
-.PHONY: all deps format format-check check check-run check-unit check-asan check-integration bench demo \
+.PHONY: all deps format format-check check check-run check-unit check-asan check-integration check-uring bench demo \
 	install clean fuzz format
 .DEFAULT_GOAL := all
 
@@ -65,12 +66,12 @@ ASAN_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_VARS = BUILD=build-asan OPT="$(ASAN_OPT)" SAN="$(ASAN_SAN)"
 UNIT_SCRIPTS := tests/check_summary.sh
 CHECK = MAKE="$(MAKE)" BUILD="$(BUILD)" UNIT_TESTS="$(UNIT_TESTS)" \
-	UNIT_SCRIPTS="$(UNIT_SCRIPTS)" SHELL_TESTS="$(SHELL_TESTS)" \
+	UNIT_SCRIPTS="$(UNIT_SCRIPTS)" SHELL_TESTS="$(SHELL_TESTS)" URING_TESTS="$(URING_TESTS)" \
 	ASAN_UNIT_TESTS="$(patsubst $(BUILD)/%,build-asan/%,$(UNIT_TESTS))" \
 	ASAN_OPT="$(ASAN_OPT)" ASAN_SAN="$(ASAN_SAN)" BENCH_SCRIPTS="$(BENCH_SCRIPTS)" \
 	V="$(V)" sh tools/check.sh
 check: deps
-	$(CHECK) unit asan integration fuzz bench
+	$(CHECK) unit asan integration uring fuzz bench
 
 check-unit:
 	$(CHECK) unit
@@ -80,6 +81,9 @@ check-asan:
 
 check-integration: all
 	$(CHECK) integration
+
+check-uring: all
+	$(CHECK) uring
 
 bench: deps
 	$(MAKE) bench-run

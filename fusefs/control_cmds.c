@@ -6,6 +6,7 @@
 #include "fault.h"
 #include "notify.h"
 #include "paths.h"
+#include "transport.h"
 
 #include <errno.h>
 #include <json-glib/json-glib.h>
@@ -195,6 +196,23 @@ static void cfs_stats_pollcore(struct cfs_control *c, JsonBuilder *b)
 	json_builder_end_object(b);
 }
 
+/* Which transport is live (auto may have fallen back: "fallback" says why) and its queues. */
+static void cfs_stats_transport(struct cfs_control *c, JsonBuilder *b)
+{
+	struct cfs_transport_stats t;
+
+	cfs_transport_stats(c->d->transport, &t);
+	json_builder_set_member_name(b, "transport");
+	json_builder_begin_object(b);
+	cfs_json_str(b, "live", t.live, -1);
+	cfs_json_int(b, "queues", t.queues);
+	cfs_json_int(b, "entries_per_queue", t.entries);
+	cfs_json_int(b, "ring_requests", (int64_t)t.ring_requests);
+	if (t.fallback)
+		cfs_json_str(b, "fallback", t.fallback, -1);
+	json_builder_end_object(b);
+}
+
 static void cfs_stats_tree(struct cfs_control *c, JsonBuilder *b)
 {
 	struct cfs_tree_stats t;
@@ -264,6 +282,7 @@ static char *cmd_stats(struct cfs_control *c, const char *args)
 	cfs_stats_resolver(c, b);
 	cfs_stats_latency(c, b);
 	cfs_stats_pollcore(c, b);
+	cfs_stats_transport(c, b);
 	cfs_stats_tree(c, b);
 	cfs_stats_record(c, b);
 	json_builder_set_member_name(b, "control");

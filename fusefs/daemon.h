@@ -26,6 +26,7 @@ struct cfs_paths;
 struct cfs_notifier;
 struct cfs_faults;
 struct cfs_linkset;
+struct cfs_transport;
 
 #define CFS_VERSION "0.1.0"
 
@@ -56,6 +57,15 @@ enum { CFS_SPIN_DEFAULT_US = 50 };
  */
 enum cfs_opens { CFS_OPENS_SKIP, CFS_OPENS_ANSWER };
 
+/*
+ * -o transport=: how requests reach chainfs (transport.c). DEV: /dev/fuse, read and writev
+ * (the default until the ring has passed every mount suite). URING: FUSE over io_uring, or no
+ * mount at all when the kernel cannot (the module parameter is checked before mounting; a
+ * refusal after it ends the session). AUTO: the ring when it works, else /dev/fuse with one
+ * log line saying why.
+ */
+enum cfs_transport_kind { CFS_TRANSPORT_DEV, CFS_TRANSPORT_URING, CFS_TRANSPORT_AUTO };
+
 struct cfs_opts {
 	enum cfs_follow follow;
 	enum cfs_loop_kind loop;
@@ -70,6 +80,7 @@ struct cfs_opts {
 	const char *ctl_path; /* control socket; NULL: derived from the mountpoint */
 	const char *record;   /* -o record=FILE: record requests from the start (record.h) */
 	enum cfs_opens opens;
+	enum cfs_transport_kind transport;
 };
 
 /*
@@ -162,12 +173,13 @@ struct cfs_daemon {
 	struct cfs_opts opts;
 	struct cfs_tree *tree;
 	struct fuse_session *se;
-	struct cfs_paths *paths;       /* server mode's nodeids for paths through links */
-	struct cfs_notifier *notifier; /* kernel cache invalidations */
-	struct cfs_faults *faults;     /* injected on purpose through the control socket */
-	struct cfs_linkset *answered;  /* kernel mode: links whose answer depends on the tree */
-	bool cache_symlinks;	       /* the kernel keeps link bodies (negotiated at init) */
-	bool unmount_requested;	       /* by the control socket */
+	struct cfs_paths *paths;	 /* server mode's nodeids for paths through links */
+	struct cfs_notifier *notifier;	 /* kernel cache invalidations */
+	struct cfs_faults *faults;	 /* injected on purpose through the control socket */
+	struct cfs_linkset *answered;	 /* kernel mode: links whose answer depends on the tree */
+	struct cfs_transport *transport; /* /dev/fuse or the ring (transport.h) */
+	bool cache_symlinks;		 /* the kernel keeps link bodies (negotiated at init) */
+	bool unmount_requested;		 /* by the control socket */
 	/* what -o opens=skip took hold of, decided at INIT (ops.c): see enum cfs_opens */
 	struct {
 		bool skip_open, skip_opendir; /* the kernel offered NO_OPEN(DIR)_SUPPORT */

@@ -20,7 +20,7 @@
 enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do */
 
 struct cfs_cmdline {
-	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record;
+	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport;
 	int materialize, keep_ids;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data;
 	char *positional[3];
@@ -37,6 +37,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
     CFS_OPT("loop=%s", loop),
     CFS_OPT("opens=%s", opens),
     CFS_OPT("spin=%s", spin),
+    CFS_OPT("transport=%s", transport),
     CFS_OPT("ctl=%s", ctl),
     CFS_OPT("record=%s", record),
     CFS_OPT("max_nest=%s", max_nest),
@@ -95,6 +96,8 @@ static void cfs_usage(const char *prog)
 	       "    -o loop=pollcore|libfuse|libfuse_mt  request loop (default pollcore)\n"
 	       "    -o spin=USEC           pollcore: after a request, poll without sleeping\n"
 	       "                           this long for the next (default %d; 0: never)\n"
+	       "    -o transport=dev|uring|auto  /dev/fuse (default), FUSE over io_uring\n"
+	       "                           (or no mount), or the ring when the kernel allows\n"
 	       "    --materialize          write SPEC's tree to DIR as real files and exit\n"
 	       "    --keep-ids             with --materialize: owners (as root) and set-id\n"
 	       "                           bits as SPEC gives them (default: dropped)\n\n",
@@ -199,12 +202,15 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	static const char *const loops[] = {"pollcore", "libfuse", "libfuse_mt", NULL};
 	static const char *const abslinks[] = {"inroot", "raw", NULL};
 	static const char *const opens[] = {"skip", "answer", NULL};
+	static const char *const transports[] = {"dev", "uring", "auto", NULL};
+	int transport = CFS_TRANSPORT_DEV;
 	int follow = CFS_FOLLOW_KERNEL, loop = CFS_LOOP_POLLCORE, raw = 0, how = CFS_OPENS_SKIP;
 
 	if (cfs_pick("follow", c->follow, follows, &follow) ||
 	    cfs_pick("loop", c->loop, loops, &loop) ||
 	    cfs_pick("abslinks", c->abslinks, abslinks, &raw) ||
 	    cfs_pick("opens", c->opens, opens, &how) ||
+	    cfs_pick("transport", c->transport, transports, &transport) ||
 	    cfs_parse_uint("max_nest", c->max_nest, RS_LIMIT_MAX, &o->limits.max_nest) ||
 	    cfs_parse_uint("max_total", c->max_total, RS_LIMIT_MAX, &o->limits.max_total) ||
 	    cfs_parse_uint("spin", c->spin, PC_MAX_SPIN_US, &o->spin_us) ||
@@ -218,6 +224,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->ctl_path = c->ctl;
 	o->record = c->record;
 	o->opens = (enum cfs_opens)how;
+	o->transport = (enum cfs_transport_kind)transport;
 	return 0;
 }
 
@@ -289,7 +296,8 @@ static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
 	char **strs[] = {&c->follow,	&c->abslinks,	   &c->loop,	     &c->ctl,
 			 &c->record,	&c->opens,	   &c->spin,	     &c->max_nest,
-			 &c->max_total, &c->entry_timeout, &c->attr_timeout, &c->max_data};
+			 &c->max_total, &c->entry_timeout, &c->attr_timeout, &c->max_data,
+			 &c->transport};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
 	for (int i = 0; i < c->npositional; i++)

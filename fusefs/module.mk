@@ -12,8 +12,12 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o coherence.o \
 	optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o ctlpath.o \
-	latency.o record.o record_log.o)
+	latency.o record.o record_log.o transport.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
+# the FUSE-over-io_uring transport (transport.c) is built on Debian's liburing
+CFLAGS_URING = $(shell pkg-config --cflags liburing)
+LIBS_URING = $(shell pkg-config --libs liburing)
+$(BUILD)/fusefs/transport.o: CFLAGS += $(CFLAGS_URING)
 
 BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/chainfs-sweep
 TEST_BINS += $(BUILD)/cfs-probe
@@ -23,7 +27,7 @@ $(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o \
 	$(BUILD)/fusefs/replay.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) -lpthread
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) $(LIBS_URING) -lpthread
 $(BUILD)/cfs-probe: $(BUILD)/tests/probe.o
 	$(CC) $(LDFLAGS) -o $@ $^
 TEST_BINS += $(BUILD)/cfs-mount-diff $(BUILD)/cfs-fsops
@@ -86,6 +90,23 @@ SHELL_TESTS += tests/mount_inval.sh
 SHELL_TESTS += tests/control_dump.sh
 SHELL_TESTS += tests/coherence.sh
 SHELL_TESTS += tests/record.sh
+SHELL_TESTS += tests/mount_uring.sh
+SHELL_TESTS += tests/mount_uring_fallback.sh
+# the mount suites check-uring runs again over the ring (CHAINFS_TRANSPORT=uring), one a line:
+# the kernel's view, every file type, caches and invalidations, latency, permissions, the
+# control socket's lines, crashes (delay faults, SIGKILL, SIGTERM while the notifier waits)
+URING_TESTS += tests/mount_kernel.sh
+URING_TESTS += tests/mount_fsops.sh
+URING_TESTS += tests/mount_types.sh
+URING_TESTS += tests/mount_cache.sh
+URING_TESTS += tests/mount_inval.sh
+URING_TESTS += tests/mount_latency.sh
+URING_TESTS += tests/mount_perms.sh
+URING_TESTS += tests/conformance.sh
+URING_TESTS += tests/mount_lines.sh
+URING_TESTS += tests/crash.sh
+URING_TESTS += tests/record.sh
+URING_TESTS += tests/mount_faults.sh
 
 # make stress: the long run of the kernel cache coherence property (STRESS_STEPS random
 # changes, each checked against a fresh mount of the daemon's dump; CHAINFS_SEED replays)

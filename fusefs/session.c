@@ -13,6 +13,7 @@
 #include "ops.h"
 #include "paths.h"
 #include "pc.h"
+#include "transport.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,10 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
+
+/* The most of a request kept for after its reply: the header, the largest fixed arguments,
+ * two names and a link target (symlink, rename). */
+enum { CFS_REQUEST_KEPT = sizeof(struct fuse_in_header) + 64 + 2 * 256 + 4096 };
 
 /* Requests served per wake before the loop looks at its other fds again, so a flood on
  * /dev/fuse cannot starve the control socket. */
@@ -62,7 +67,7 @@ static void cfs_fault_reply(struct cfs_daemon *d, struct fuse_out_header *hdr, c
 	struct iovec iov[2] = {{hdr, sizeof(*hdr)}, {(void *)body, len}};
 
 	hdr->len = (uint32_t)(sizeof(*hdr) + len);
-	if (writev(fuse_session_fd(d->se), iov, body ? 2 : 1) != (ssize_t)hdr->len)
+	if (cfs_transport_send(d, iov, body ? 2 : 1) != (ssize_t)hdr->len)
 		g_debug("fault reply to request %llu: %s", (unsigned long long)hdr->unique,
 			strerror(errno));
 }
@@ -129,11 +134,11 @@ static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, en
 
 /* While rules stand, what the kernel may keep of a node's content after a read, a write, a
  * listing or a link body goes again, so the next one reaches the rules (coherence.c). */
-static void cfs_fault_after(struct cfs_daemon *d, const struct fuse_in_header *in, enum cfs_op op)
+static void cfs_fault_after(struct cfs_daemon *d, uint64_t nodeid, enum cfs_op op)
 {
 	if (op == CFS_OP_read || op == CFS_OP_write || op == CFS_OP_readdir ||
 	    op == CFS_OP_readdirplus || op == CFS_OP_readlink)
-		cfs_coherence_uncache(d, in->nodeid);
+		cfs_coherence_uncache(d, nodeid);
 }
 
 /* Serve one request, timing our part of it for `stats`. */
@@ -142,19 +147,25 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	struct fuse_in_header *in = buf->mem;
 	enum cfs_op op = buf->size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
 	bool faults = op != CFS_OP_MAX && cfs_faults_active(d->faults);
-	uint64_t t0 = cfs_now_ns();
+	uint64_t t0 = cfs_now_ns(), nodeid = buf->size >= sizeof(*in) ? in->nodeid : 0;
+	/* What runs after the reply reads the request from a copy: a transport may give its
+	 * buffer to the next request once the reply is sent (io_uring's commit-and-fetch). The
+	 * recording needs the header, the fixed arguments and the names, not the data. */
+	char copy[CFS_REQUEST_KEPT];
+	size_t kept = d->recorder ? MIN(buf->size, sizeof(copy)) : 0;
 
+	memcpy(copy, buf->mem, kept);
 	if (faults && cfs_fault_answer(d, in, op, buf->size)) {
 		cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
 	} else {
 		fuse_session_process_buf(d->se, buf);
 		if (faults)
-			cfs_fault_after(d, in, op);
+			cfs_fault_after(d, nodeid, op);
 		/* a handler flushes before it replies; whatever it left recorded still goes now */
 		cfs_coherence_flush(d);
 		cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
 	}
-	cfs_record_request(d, buf->mem, buf->size, t0);
+	cfs_record_request(d, copy, kept, t0);
 }
 
 static void cfs_on_delay_done(struct pc_loop *loop, struct pc_timer *t, void *data)
@@ -227,6 +238,16 @@ static void cfs_session_gone(struct cfs_server *s)
 	pc_stop(&s->loop);
 }
 
+/* One request, from /dev/fuse or the ring: held back by a delay rule, or served now. */
+static void cfs_serve_one(void *data, const struct fuse_buf *buf)
+{
+	struct cfs_server *s = data;
+
+	if (cfs_faults_active(s->d->faults) && cfs_maybe_delay(s, buf, buf->size))
+		return;
+	cfs_process(s->d, buf);
+}
+
 static void cfs_on_fuse(struct pc_loop *loop, int fd, int revents, void *data)
 {
 	struct cfs_server *s = data;
@@ -246,9 +267,9 @@ static void cfs_on_fuse(struct pc_loop *loop, int fd, int revents, void *data)
 			cfs_session_gone(s);
 			return;
 		}
-		if (cfs_faults_active(s->d->faults) && cfs_maybe_delay(s, &s->buf, (size_t)n))
-			continue;
-		cfs_process(s->d, &s->buf);
+		struct fuse_buf req = s->buf;
+		req.size = (size_t)n;
+		cfs_serve_one(s, &req);
 	}
 }
 
@@ -347,7 +368,12 @@ static int cfs_run_pollcore(struct cfs_daemon *d)
 	if (!err)
 		err = cfs_start_control(d, &s->loop, &s->ctl);
 	if (!err)
+		err = cfs_transport_start(d->transport, &s->loop, cfs_serve_one, s);
+	if (!err)
 		err = pc_run(&s->loop);
+	if (!err)
+		err = cfs_transport_error(d->transport);
+	cfs_transport_stop(d->transport);
 	cfs_control_stop(s->ctl);
 	cfs_drop_delayed(s);
 out_loop:
@@ -455,16 +481,29 @@ static void cfs_default_timeouts(struct cfs_opts *o)
  * directory's lock, held by a caller whose request waits for an answer only this thread can
  * give (a mutation in that directory, a stat of the mountpoint by fusermount). Keep answering
  * requests, one at a time, until the notifier has left, or the session is gone. */
+static void cfs_drain_one(void *data, const struct fuse_buf *buf)
+{
+	struct cfs_daemon *d = data;
+
+	fuse_session_process_buf(d->se, buf);
+}
+
 static void cfs_drain_notifier(struct cfs_daemon *d)
 {
 	struct fuse_buf buf = {0};
-	struct pollfd p = {fuse_session_fd(d->se), POLLIN, 0};
+	/* the ring's requests too: that caller may be waiting in one of its queues */
+	struct pollfd p[2] = {{fuse_session_fd(d->se), POLLIN, 0},
+			      {cfs_transport_ring_fd(d->transport), POLLIN, 0}};
 
 	if (!d->notifier)
 		return;
 	cfs_notifier_stopping(d->notifier);
 	while (!cfs_notifier_done(d->notifier)) {
-		if (poll(&p, 1, 10) <= 0)
+		if (poll(p, 2, 10) <= 0)
+			continue;
+		if (p[1].revents & POLLIN)
+			cfs_transport_serve_ring(d->transport, cfs_drain_one, d);
+		if (!(p[0].revents & POLLIN))
 			continue;
 		int n = fuse_session_receive_buf(d->se, &buf);
 		if (n == -EINTR || n == -EAGAIN)
@@ -503,17 +542,20 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 		fprintf(stderr, "chainfs: control socket: %s\n", strerror(-err));
 		return 1;
 	}
-	if (cfs_open_control(d))
+	if (cfs_transport_new(d, &d->transport))
 		return 1;
+	if (cfs_open_control(d))
+		goto out_transport;
 	if (cfs_open_record(d)) {
 		cfs_close_control(d);
-		return 1;
+		goto out_transport;
 	}
 	cfs_default_timeouts(&d->opts);
 	d->se = fuse_session_new(args, ops, sizeof(*ops), d);
 	if (!d->se) {
 		cfs_close_control(d);
-		return 2; /* libfuse said which option it refused */
+		rc = 2; /* libfuse said which option it refused */
+		goto out_transport;
 	}
 	d->paths = cfs_paths_new();
 	d->faults = cfs_faults_new();
@@ -554,6 +596,10 @@ out:
 	d->faults = NULL;
 	cfs_linkset_free(d->answered);
 	d->answered = NULL;
-	cfs_record_end(d);
+out_transport:
+	cfs_record_end(d); /* idempotent: ended above unless the session never ran */
+	/* after the session: its replies go through the transport until it is destroyed */
+	cfs_transport_free(d->transport);
+	d->transport = NULL;
 	return rc;
 }

@@ -63,7 +63,8 @@ hung=0
 for round in $(seq 20); do
 	mkdir -p "$S"
 	rm -f "$T/halt"
-	"$CHAINFS" -f -o follow=server,ctl=none "$S" 2>>"$T/stop.log" &
+	# shellcheck disable=SC2086 # lib.sh: "" or two words
+	"$CHAINFS" -f $TRANSPORT_OPTS -o follow=server,ctl=none "$S" 2>>"$T/stop.log" &
 	daemon=$!
 	PIDS="$PIDS $daemon"
 	for i in $(seq 100); do mountpoint -q "$S" && break; sleep 0.05; done

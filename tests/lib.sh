@@ -19,6 +19,16 @@ PIDS=""
 passed=0
 failed=0
 
+# FUSE over io_uring: the module parameter that lets the kernel offer it. uring_param Y|N
+# sets it; cleanup puts back what it was, whatever happened.
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+URING_SAVED=""
+uring_param() {
+	[ -w "$URING_PARAM" ] || return 1
+	[ -n "$URING_SAVED" ] || URING_SAVED=$(cat "$URING_PARAM")
+	echo "$1" >"$URING_PARAM"
+}
+
 cleanup() {
 	for p in $PIDS; do
 		kill "$p" 2>/dev/null
@@ -27,10 +37,29 @@ cleanup() {
 		"$FUSE_MOUNT" -u "$m" >/dev/null 2>&1
 		umount "$m" 2>/dev/null
 	done
+	[ -z "$URING_SAVED" ] || echo "$URING_SAVED" >"$URING_PARAM"
 	[ -n "${KEEP_T:-}" ] || rm -rf "$T"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
+
+# CHAINFS_TRANSPORT=dev|uring|auto runs a suite's mounts over that transport (-o transport=,
+# first, so a test's own -o transport= wins); uring and auto turn the module parameter on.
+TRANSPORT_OPTS=${CHAINFS_TRANSPORT:+-o transport=$CHAINFS_TRANSPORT}
+case "${CHAINFS_TRANSPORT:-dev}" in
+dev) ;;
+uring | auto)
+	if [ ! -e "$URING_PARAM" ]; then
+		echo "$TEST_NAME: skipped: this kernel has no FUSE over io_uring ($URING_PARAM)"
+		exit 0
+	fi
+	uring_param Y || { echo "$TEST_NAME: cannot set $URING_PARAM" >&2; exit 1; }
+	;;
+*)
+	echo "$TEST_NAME: CHAINFS_TRANSPORT=$CHAINFS_TRANSPORT: expected dev, uring or auto" >&2
+	exit 2
+	;;
+esac
 
 # mount_cfs MNT [chainfs options] [SPEC]: mount (returns once the mount answers)
 mount_cfs() {
@@ -38,7 +67,8 @@ mount_cfs() {
 	shift
 	mkdir -p "$m"
 	MOUNTS="$MOUNTS $m"
-	CHAINFS_LOG=$m.log "$FUSE_MOUNT" "$@" "$m"
+	# shellcheck disable=SC2086 # TRANSPORT_OPTS is "" or two words
+	CHAINFS_LOG=$m.log "$FUSE_MOUNT" $TRANSPORT_OPTS "$@" "$m"
 }
 
 # mount_tmpfs DIR: a tmpfs of our own, for references the kernel answers

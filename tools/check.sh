@@ -13,6 +13,8 @@
 #   unit         build (plain), the Check suites (UNIT_TESTS), the script tests (UNIT_SCRIPTS)
 #   asan         build under AddressSanitizer + UBSan (build-asan/), the Check suites again
 #   integration  the mount scripts (SHELL_TESTS) against $BUILD
+#   uring        the mount scripts in URING_TESTS again, over FUSE over io_uring
+#                (CHAINFS_TRANSPORT=uring; each script skips, saying why, on a kernel without it)
 #   fuzz         each libFuzzer target for 60 s (make check-fuzz)
 #   bench        the benchmarks' smoke run (BENCH_QUICK=1): each script passes if it runs
 #                to its end; its numbers are not meaningful and stay in files
@@ -101,6 +103,12 @@ stage_integration() {
 	done
 }
 
+stage_uring() {
+	for t in ${URING_TESTS:-}; do
+		suite "uring/$(basename "$t" .sh)" env BUILD="$BUILD" CHAINFS_TRANSPORT=uring sh "$t"
+	done
+}
+
 stage_fuzz() {
 	suite fuzz "$MAKE" check-fuzz
 }
@@ -117,7 +125,7 @@ stage_bench() {
 echo "check: $*; each suite's output is in $LOGS/ (V=1 shows it as it runs)"
 for s in "$@"; do
 	case $s in
-	unit | asan | integration | fuzz | bench) "stage_$s" ;;
+	unit | asan | integration | uring | fuzz | bench) "stage_$s" ;;
 	*)
 		echo "check.sh: unknown stage '$s'" >&2
 		exit 2

@@ -8,7 +8,7 @@
 set -eu
 cd "$(dirname "$0")/.."
 
-demo="build-essential pkg-config libfuse3-dev fuse3 libglib2.0-dev libjson-glib-dev"
+demo="build-essential pkg-config libfuse3-dev fuse3 libglib2.0-dev libjson-glib-dev liburing-dev"
 # clang: the fuzz targets. libFuzzer and the sanitizer runtimes are in libclang-rt-14-dev, which
 # clang only recommends. valgrind: mount_lifecycle and bench/poll; socat: control.sh; procps:
 # pkill (crash.sh); python3: mount_cache.sh and coherence.sh. libev-dev, bindfs, gnuplot-nox:

@@ -69,6 +69,7 @@ bench_cleanup() {
 		kill "$_p" 2>/dev/null && bench_reap "$_p" 5
 	done
 	BENCH_MOUNTS= BENCH_PIDS=
+	[ -z "$BENCH_URING_SAVED" ] || echo "$BENCH_URING_SAVED" >"$BENCH_URING_PARAM"
 	if [ -n "$BENCH_WORK" ] && [ -d "$BENCH_WORK" ]; then
 		# never descend into something still mounted
 		if awk -v w="$BENCH_WORK/" 'index($2, w) == 1 { f = 1 } END { exit !f }' /proc/mounts; then
@@ -78,6 +79,16 @@ bench_cleanup() {
 		fi
 	fi
 	exit $_st
+}
+
+# bench_uring_on: FUSE over io_uring allowed (the fuse module's enable_uring), put back as it
+# was by bench_cleanup; fails when the kernel has no such parameter.
+BENCH_URING_PARAM=/sys/module/fuse/parameters/enable_uring
+BENCH_URING_SAVED=
+bench_uring_on() {
+	[ -w "$BENCH_URING_PARAM" ] || return 1
+	[ -n "$BENCH_URING_SAVED" ] || BENCH_URING_SAVED=$(cat "$BENCH_URING_PARAM")
+	echo Y >"$BENCH_URING_PARAM"
 }
 
 # bench_init NAME: the temp directory and the traps.

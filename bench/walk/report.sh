@@ -9,7 +9,7 @@ shift 9
 RUNS=$1 BRUNS=$2
 cd "$(dirname "$0")/../.."
 . bench/walk/lib.sh
-CONTENDERS="tmpfs bindfs cfs-kernel cfs-collapse cfs-server cfs-libfuse cfs-libfuse_mt cfs-nospin cfs-ro"
+CONTENDERS="tmpfs bindfs cfs-kernel cfs-collapse cfs-server cfs-libfuse cfs-libfuse_mt cfs-nospin cfs-ro cfs-uring"
 
 # table TREE PHASE MODE: one row per workload, one column per contender.
 # MODE: ms (median wall), tmpfs or bindfs (ratio of medians to that contender).

@@ -19,6 +19,10 @@
 #                    so that the loops are also compared with the spin set apart
 #   cfs-ro           chainfs -o follow=kernel,ro: the kernel keeps a directory's atime
 #                    after an uncached READDIR only on a read-only mount (find, ls -lR)
+#   cfs-uring        chainfs -o follow=kernel,transport=uring,spin=0: FUSE over io_uring,
+#                    no spin (find, ls -lR), beside cfs-nospin (/dev/fuse, no spin) and
+#                    cfs-kernel (/dev/fuse, the default spin); left out, with a log line, on a
+#                    kernel without it. The module parameter is put back when the run ends.
 # Every run: drop caches, fresh mount (a new daemon), tools re-read, the workload timed once
 # (cold), then again on the same mount (warm). Rounds interleave contenders in rotating order.
 # Which contender runs which workload is rounds_for() below; every pair runs 5 rounds (the
@@ -116,7 +120,11 @@ workload_cmd() {
 }
 DEFAULT_WORKLOADS="find ls_lR find4 stat_chains readdir_wide find_f du_s tar"
 BIG_WORKLOADS="big_find big_ls_lR"
-DEFAULT_CONTENDERS="tmpfs bindfs cfs-kernel cfs-collapse cfs-server cfs-libfuse cfs-libfuse_mt cfs-nospin cfs-ro"
+DEFAULT_CONTENDERS="tmpfs bindfs cfs-kernel cfs-collapse cfs-server cfs-libfuse cfs-libfuse_mt cfs-nospin cfs-ro cfs-uring"
+if ! bench_uring_on; then
+	bench_log "walk: no FUSE over io_uring in this kernel: cfs-uring left out"
+	DEFAULT_CONTENDERS=$(echo "$DEFAULT_CONTENDERS" | sed 's/ cfs-uring//')
+fi
 BIG_CONTENDERS="tmpfs bindfs cfs-kernel cfs-server cfs-libfuse"
 
 # rounds_for WORKLOAD CONTENDER: how many rounds that pair runs (0: not at all).
@@ -135,15 +143,15 @@ BIG_CONTENDERS="tmpfs bindfs cfs-kernel cfs-server cfs-libfuse"
 #   and GETXATTRs per entry).
 rounds_for() {
 	case $2 in cfs-server) case $1 in stat_chains | readdir_wide | big_*) ;; *) echo 0 && return ;; esac ;; esac
-	case $2 in cfs-nospin | cfs-ro) case $1 in find | ls_lR) ;; *) echo 0 && return ;; esac ;; esac
+	case $2 in cfs-nospin | cfs-ro | cfs-uring) case $1 in find | ls_lR) ;; *) echo 0 && return ;; esac ;; esac
 	if [ "$QUICK" = 1 ]; then
 		echo 1
 		return
 	fi
 	case $1:$2 in
-	find:tmpfs | find:bindfs | find:cfs-kernel | find:cfs-libfuse | find:cfs-nospin | find:cfs-ro) echo "$RUNS" ;;
+	find:tmpfs | find:bindfs | find:cfs-kernel | find:cfs-libfuse | find:cfs-nospin | find:cfs-ro | find:cfs-uring) echo "$RUNS" ;;
 	find:*) echo "$RUNS2" ;;
-	ls_lR:tmpfs | ls_lR:cfs-kernel | ls_lR:cfs-libfuse | ls_lR:cfs-nospin | ls_lR:cfs-ro) echo "$RUNS" ;;
+	ls_lR:tmpfs | ls_lR:cfs-kernel | ls_lR:cfs-libfuse | ls_lR:cfs-nospin | ls_lR:cfs-ro | ls_lR:cfs-uring) echo "$RUNS" ;;
 	ls_lR:*) echo "$RUNS2" ;;
 	find4:tmpfs | find4:cfs-kernel | find4:cfs-libfuse_mt) echo "$RUNS" ;;
 	find4:cfs-collapse) echo 0 ;;
@@ -168,6 +176,7 @@ cfs_opts() {
 	cfs-libfuse_mt) echo "-o follow=kernel,loop=libfuse_mt" ;;
 	cfs-nospin) echo "-o follow=kernel,spin=0" ;;
 	cfs-ro) echo "-o follow=kernel,ro" ;;
+	cfs-uring) echo "-o follow=kernel,transport=uring,spin=0" ;;
 	esac
 }
 

@@ -23,7 +23,8 @@ FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o $(CFS_TREE_SRCS:.c=.
 # invalidations it queues (with no notifier they send nothing). The FUSE operations do not.
 # Compiled as the daemon's own files are (fusefs/module.mk).
 FUZZ_DAEMON_OBJS := $(addprefix $(FUZZ_BUILD)/fusefs/,control.o control_cmds.o fault.o \
-	coherence.o optable.o links.o paths.o notify.o latency.o record.o record_log.o)
+	coherence.o optable.o links.o paths.o notify.o latency.o record.o record_log.o \
+	transport.o)
 FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/pollcore/pollcore.o
 $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
 	-DG_LOG_DOMAIN=\"chainfs\"
@@ -48,9 +49,10 @@ check-fuzz: fuzz-build
 $(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_OBJS)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(FUZZ_LIBS)
 
+$(FUZZ_BUILD)/fusefs/transport.o: FUZZ_CFLAGS += $(CFLAGS_URING)
 $(FUZZ_BUILD)/fuzz_control: $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o $(FUZZ_OBJS) \
 		$(FUZZ_CONTROL_OBJS)
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS_FUSE) -lpthread
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS_FUSE) $(LIBS_URING) -lpthread
 
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -65,7 +67,7 @@ FUZZ_COV_SRCS := resolver/resolver.c $(CFS_TREE_SRCS) $(CFS_SPEC_SRCS) tests/mem
 	tests/refresolve.c tests/fuzz/fuzz_util.c
 # what fuzz_control links besides (FUZZ_CONTROL_OBJS), and the libraries they need
 FUZZ_COV_EXTRA_control = $(patsubst $(FUZZ_BUILD)/%.o,%.c,$(FUZZ_CONTROL_OBJS)) \
-	$(CFLAGS_FUSE) $(LIBS_FUSE) -lpthread
+	$(CFLAGS_FUSE) $(CFLAGS_URING) $(LIBS_FUSE) $(LIBS_URING) -lpthread
 .PHONY: fuzz-cov
 fuzz-cov:
 	@mkdir -p $(FUZZ_COV)
