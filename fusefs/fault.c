@@ -79,9 +79,7 @@ struct cfs_faults *cfs_faults_new(void)
 	f->next_id = 1;
 	/* rules on these would be accepted and never fire: refused, saying why */
 	for (int op = 0; op < CFS_OP_MAX; op++)
-		if (!cfs_op_replies(op))
-			f->unsent[op] =
-			    "nothing waits for its reply, so it can neither fail nor wait";
+		f->unsent[op] = cfs_op_nofault(op);
 	return f;
 }
 
@@ -133,6 +131,21 @@ static int cfs_op_of(const char *s)
 	return -1;
 }
 
+/* "unknown op" and the names a rule may use, built once: the loop thread alone asks. */
+static const char *cfs_op_list(void)
+{
+	static char list[CFS_OP_MAX * 16 + 64];
+
+	if (!list[0]) {
+		size_t at = (size_t)snprintf(list, sizeof(list), "unknown op; one of: any");
+		for (int i = 0; i < CFS_OP_MAX; i++)
+			if (!cfs_op_nofault(i) && at < sizeof(list))
+				at += (size_t)snprintf(list + at, sizeof(list) - at, " %s",
+						       cfs_op_names[i]);
+	}
+	return list;
+}
+
 static const char *cfs_fault_number(const char *val, unsigned long max, unsigned long *out)
 {
 	char *end;
@@ -149,7 +162,7 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 	char *end;
 
 	if (strcmp(key, "op") == 0)
-		return (r->op = cfs_op_of(val)) < 0 ? "unknown op" : NULL;
+		return (r->op = cfs_op_of(val)) < 0 ? cfs_op_list() : NULL;
 	if (strcmp(key, "path") == 0) {
 		g_free(r->glob);
 		r->glob = g_strdup(val);

@@ -271,6 +271,7 @@ static void cfs_init_opens(struct cfs_daemon *d, struct fuse_conn_info *conn)
 	if (d->opening.skip_open) {
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
 		cfs_faults_unsent(d->faults, CFS_OP_open, why);
+		cfs_faults_unsent(d->faults, CFS_OP_flush, why); /* nothing was opened */
 	}
 	if (d->opening.skip_opendir)
 		cfs_faults_unsent(d->faults, CFS_OP_opendir, why);

@@ -10,17 +10,17 @@
 const char *const cfs_op_names[CFS_OP_MAX] = {CFS_OPS(CFS_OP_NAME)};
 #undef CFS_OP_NAME
 
-#define CFS_OP_FLAGS(n, opcode, flags, ...) flags,
-static const unsigned char cfs_op_flags[CFS_OP_MAX] = {CFS_OPS(CFS_OP_FLAGS)};
-#undef CFS_OP_FLAGS
+#define CFS_OP_NOFAULT(n, opcode, nofault, ...) nofault,
+static const char *const cfs_op_nofaults[CFS_OP_MAX] = {CFS_OPS(CFS_OP_NOFAULT)};
+#undef CFS_OP_NOFAULT
 
-#define CFS_OP_NAME_AT(n, opcode, flags, at, ...) at,
+#define CFS_OP_NAME_AT(n, opcode, nofault, at, ...) at,
 static const long cfs_op_name_at[CFS_OP_MAX] = {CFS_OPS(CFS_OP_NAME_AT)};
 #undef CFS_OP_NAME_AT
 
-bool cfs_op_replies(enum cfs_op op)
+const char *cfs_op_nofault(enum cfs_op op)
 {
-	return op < CFS_OP_MAX && !(cfs_op_flags[op] & CFS_OPF_NOREPLY);
+	return op < CFS_OP_MAX ? cfs_op_nofaults[op] : "not an operation chainfs serves";
 }
 
 enum cfs_op cfs_op_of_opcode(uint32_t opcode)

@@ -114,7 +114,7 @@ static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, en
 	char path[RS_PATH_MAX];
 	struct cfs_fault_effect fx;
 
-	if (!cfs_op_replies(op))
+	if (cfs_op_nofault(op)) /* `op=any` rules pass these by */
 		return false;
 	cfs_request_path(d, in, size, path);
 	if (cfs_fault_match(d->faults, op, path, CFS_FAULT_ERRNO, &fx)) {
@@ -195,9 +195,9 @@ static bool cfs_maybe_delay(struct cfs_server *s, const struct fuse_buf *buf, si
 
 	enum cfs_op op = size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
 
-	/* init and the forgets name no node to match (a batch forget's nodeid is 0) and have
-	 * nobody waiting for them */
-	if (!cfs_op_replies(op) || in->nodeid == 0)
+	/* ops no rule may name (init and the forgets: nobody waits for them; CFS_OPS says why
+	 * for each), and requests that name no node (a batch forget's nodeid is 0) */
+	if (cfs_op_nofault(op) || in->nodeid == 0)
 		return false;
 	cfs_request_path(s->d, in, size, path);
 	if (!cfs_fault_match(s->d->faults, op, path, CFS_FAULT_DELAY, &fx))

@@ -3,7 +3,6 @@
 # limits a user can set do what the manual says.
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 check "chainfsctl --help exits 0" sh -c "'$CTL' --help >'$T/help' 2>'$T/help.err'"
 check "chainfsctl --help prints the usage on stdout" grep -q "^usage: chainfsctl" "$T/help"
 check "chainfsctl --help prints nothing else" test ! -s "$T/help.err"

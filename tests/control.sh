@@ -5,29 +5,15 @@
 # -o opens=answer: the faults below delay opens, which the kernel sends only then.
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 ASAN_BIN=$ROOT/build-asan/chainfs
 [ -x "$ASAN_BIN" ] || make -s -C "$ROOT" BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/chainfs >&2
 M=$T/mnt
-SOCK=$T/ctl.sock
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=97
 CHAINFS=$ASAN_BIN mount_cfs "$M" -o "follow=server,ctl=$SOCK,opens=answer" ||
 	{ fail mount; finish; exit 1; }
 DPID=$("$FUSE_MOUNT" --pid "$M")
 
-ctl() {
-	timeout 60 "$CTL" -s "$SOCK" "$@"
-}
-# raw LINE: one request through the socket itself, the JSON line back
-raw() {
-	printf '%s\n' "$1" | timeout 30 socat -t 30 - "UNIX-CONNECT:$SOCK"
-}
-has() {
-	case "$1" in *"$2"*) return 0 ;; esac
-	echo "  '$2' not in: $(printf '%s' "$1" | cut -c1-300)" >&2
-	return 1
-}
 
 # --- every command, both ways ---------------------------------------------------------------
 check "ping" has "$(ctl ping)" "version"

@@ -4,15 +4,11 @@
 # output is complete, and a client that leaves half way ends the dump.
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 M=$T/mnt
-S=$T/ctl.sock
 NODES=1500000
-mount_cfs "$M" -o "ctl=$S" || { fail mount; finish; exit 1; }
+CTL_TIMEOUT=120 # dumps of the big tree
+mount_cfs "$M" -o "ctl=$SOCK" || { fail mount; finish; exit 1; }
 DPID=$("$FUSE_MOUNT" --pid "$M")
-ctl() {
-	timeout 120 "$CTL" -s "$S" "$@"
-}
 kib() { # kib FIELD: the daemon's /proc status field, in KiB
 	awk -v f="$1:" '$1 == f { print $2 }' "/proc/$DPID/status"
 }
@@ -24,11 +20,11 @@ ms() {
 }
 
 check "a wide directory of $NODES files" sh -c \
-	"'$CTL' -s '$S' wide /big $NODES prefix=f | grep -q nodes_added"
+	"'$CTL' -s '$SOCK' wide /big $NODES prefix=f | grep -q nodes_added"
 stat "$M/big/f1" >/dev/null 2>&1
 hwm0=$(kib VmHWM)
 t0=$(ms)
-timeout 300 socat -t 300 - "UNIX-CONNECT:$S" <<EOF2 >"$T/dump.json" &
+timeout 300 socat -t 300 - "UNIX-CONNECT:$SOCK" <<EOF2 >"$T/dump.json" &
 dump
 EOF2
 dumper=$!
@@ -71,7 +67,7 @@ perl -MIO::Socket::UNIX -e '$SIG{PIPE} = "IGNORE";
 	my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connect: $!";
 	print $s "dump\n"; my $got = 0;
 	while ($got < (1 << 20)) { my $n = sysread($s, my $buf, 65536); last unless $n; $got += $n }
-	close $s; print "read $got\n";' "$S" >"$T/leave.out" 2>&1
+	close $s; print "read $got\n";' "$SOCK" >"$T/leave.out" 2>&1
 check "the leaving client read its first MiB ($(cat "$T/leave.out"))" grep -q "read 10" "$T/leave.out"
 sleep 0.5
 c0=$(cpu_ticks)
@@ -79,7 +75,7 @@ sleep 2
 c1=$(cpu_ticks)
 check "after it left the daemon is idle ($((c1 - c0)) ticks in 2 s)" test $((c1 - c0)) -lt 20
 check "the mount still answers" sh -c "stat '$M/big/f1' >/dev/null"
-check "the socket still answers" sh -c "'$CTL' -s '$S' ping | grep -q version"
+check "the socket still answers" sh -c "'$CTL' -s '$SOCK' ping | grep -q version"
 unmount_cfs "$M"
 
 finish

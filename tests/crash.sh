@@ -3,7 +3,6 @@
 # daemon killed with SIGKILL in the middle of a find.
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 M=$T/mnt
 SOCK=$T/ctl.sock
 pidof_mount() {

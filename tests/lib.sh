@@ -81,6 +81,24 @@ unmount_cfs() {
 	"$FUSE_MOUNT" -u "$1"
 }
 
+# The control socket a test gives its mount (-o ctl=$SOCK), and the client on it.
+CTL=$BUILD/chainfsctl
+SOCK=$T/ctl.sock
+# ctl ARGS: chainfsctl on $SOCK, with a deadline (CTL_TIMEOUT seconds, 60 by default)
+ctl() {
+	timeout "${CTL_TIMEOUT:-60}" "$CTL" -s "$SOCK" "$@"
+}
+# raw LINE: one request through the socket itself, the JSON line back
+raw() {
+	printf '%s\n' "$1" | timeout 30 socat -t 30 - "UNIX-CONNECT:$SOCK"
+}
+# has TEXT WORD: TEXT holds WORD, else say what it holds
+has() {
+	case "$1" in *"$2"*) return 0 ;; esac
+	echo "  '$2' not in: $(printf '%s' "$1" | cut -c1-300)" >&2
+	return 1
+}
+
 pass() {
 	passed=$((passed + 1))
 }

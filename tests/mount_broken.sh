@@ -6,7 +6,6 @@
 . "$(dirname "$0")/lib.sh"
 
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
-CTL=$BUILD/chainfsctl
 : >"$T/empty.spec"
 M=$T/m
 mount_cfs "$M" -o "follow=server,allow_other,entry_timeout=3600,attr_timeout=3600" \

@@ -9,7 +9,6 @@
 # mode switches.
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 command -v python3 >/dev/null || { echo "mount_cache: needs python3 (os.scandir)"; exit 1; }
 
 # ls_types DIR: "name:kind ..." from getdents alone (d_type; no stat unless DT_UNKNOWN)

@@ -7,35 +7,24 @@
 # caches link bodies) with -o opens=answer (reads and writes can bypass the page cache).
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 ASAN_BIN=$ROOT/build-asan/chainfs
 [ -x "$ASAN_BIN" ] || make -s -C "$ROOT" BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/chainfs >&2
 M=$T/mnt
-SOCK=$T/ctl.sock
 cat >"$T/spec" <<'SPEC'
 dir /d
 file /d/a "a\n"
 file /x "hello\n"
 file /w "old content\n" mode=0644
 link /l x
+dir /e
+wide /big 300 prefix=f
 SPEC
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=97
 CHAINFS=$ASAN_BIN mount_cfs "$M" -o "ctl=$SOCK,opens=answer" "$T/spec" ||
 	{ fail mount; finish; exit 1; }
 DPID=$("$FUSE_MOUNT" --pid "$M")
 
-ctl() {
-	timeout 60 "$CTL" -s "$SOCK" "$@"
-}
-raw() {
-	printf '%s\n' "$1" | timeout 30 socat -t 30 - "UNIX-CONNECT:$SOCK"
-}
-has() {
-	case "$1" in *"$2"*) return 0 ;; esac
-	echo "  '$2' not in: $(printf '%s' "$1" | cut -c1-300)" >&2
-	return 1
-}
 # field ID NAME: a rule's counter from `fault list`
 field() {
 	raw 'fault list' | python3 -c 'import json, sys
@@ -154,6 +143,78 @@ check "short= is refused on ops it cannot cut" \
 	has "$(ctl fault add op=getattr path=/x short=3 2>&1)" "op=read or op=write"
 check "nowrite is refused on ops other than write" \
 	has "$(ctl fault add op=read path=/x nowrite 2>&1)" "give op=write"
+
+# --- every operation a rule may name fires at the next syscall --------------------------------
+# op.py OP MNT DIR: the syscall that makes the kernel send OP, run once a rule on OP stands:
+# what it needs open is opened first, then it makes DIR/ready and waits for DIR/go; prints
+# "ok" or the errno's name. Its table must name every op the daemon lists, no more.
+cat >"$T/op.py" <<'PY'
+import errno, os, sys, time
+op, m = sys.argv[1], sys.argv[2]
+p = lambda name: os.path.join(m, name)
+fd = os.open(p("w"), os.O_RDWR) if op in ("getattr", "read", "write", "flush", "fsync") else -1
+dfd = os.open(p("d"), os.O_RDONLY | os.O_DIRECTORY) if op == "fsyncdir" else -1
+table = {
+    "lookup": lambda: os.stat(p("not-there")),
+    "getattr": lambda: os.fstat(fd),
+    "setattr": lambda: os.chmod(p("x"), 0o600),
+    "readlink": lambda: os.readlink(p("l")),
+    "mknod": lambda: os.mkfifo(p("fifo")),
+    "mkdir": lambda: os.mkdir(p("newdir")),
+    "unlink": lambda: os.unlink(p("d/a")),
+    "rmdir": lambda: os.rmdir(p("e")),
+    "symlink": lambda: os.symlink("x", p("newlink")),
+    "rename": lambda: os.rename(p("x"), p("x2")),
+    "link": lambda: os.link(p("x"), p("x3")),
+    "open": lambda: os.open(p("x"), os.O_RDONLY),
+    "read": lambda: os.pread(fd, 10, 0),
+    "write": lambda: os.pwrite(fd, b"new", 0),
+    "flush": lambda: os.close(fd),
+    "fsync": lambda: os.fsync(fd),
+    "fsyncdir": lambda: os.fsync(dfd),
+    "opendir": lambda: os.listdir(p("d")),
+    "readdirplus": lambda: os.listdir(p("d")),
+    "readdir": lambda: os.listdir(p("big")),  # past its first page: plain READDIR
+    "statfs": lambda: os.statvfs(m),
+    "create": lambda: os.open(p("newfile"), os.O_CREAT | os.O_WRONLY, 0o644),
+}
+if op == "--names":
+    print(" ".join(sorted(table)))
+    sys.exit(0)
+open(os.path.join(sys.argv[3], "ready"), "w").close()
+deadline = time.monotonic() + 30
+while not os.path.exists(os.path.join(sys.argv[3], "go")) and time.monotonic() < deadline:
+    time.sleep(0.01)
+try:
+    table[op]()
+    print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+PY
+out=$(raw 'fault add op=nosuch path=* errno=EIO')
+listed=$(printf '%s' "$out" | sed -n 's/.*one of: any \([a-z_ ]*\).*/\1/p' | tr ' ' '\n' | sort | xargs)
+check "an unknown op is refused, naming those a rule may use ($listed)" test -n "$listed"
+check "the test knows a syscall for each of them, no more" \
+	test "$(python3 "$T/op.py" --names x)" = "$listed"
+for op in $listed; do
+	rm -f "$T/ready" "$T/go"
+	timeout 60 python3 "$T/op.py" "$op" "$M" "$T" >"$T/op.out" 2>&1 &
+	pid=$!
+	i=0
+	while [ ! -e "$T/ready" ] && [ $i -lt 300 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	ctl fault add op="$op" path='*' errno=ENOLINK >/dev/null
+	touch "$T/go"
+	wait $pid
+	check "op=$op fires at the next syscall ($(cat "$T/op.out"))" grep -qx ENOLINK "$T/op.out"
+	ctl fault clear >/dev/null
+done
+for op in init forget forget_multi release releasedir access getxattr listxattr; do
+	out=$(ctl fault add op="$op" path='*' errno=EIO 2>&1)
+	check "op=$op is refused, saying why ($out)" has "$out" "fault $op: "
+done
 
 # --- the log ----------------------------------------------------------------------------------
 ctl fault add op=getattr path=/x errno=EIO >/dev/null

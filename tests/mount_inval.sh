@@ -4,12 +4,7 @@
 # control commands that invalidate answer once the kernel's caches were dropped.
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 M=$T/mnt
-S=$T/ctl.sock
-ctl() {
-	timeout 60 "$CTL" -s "$S" "$@"
-}
 stat_of() { # stat_of KEY: that number from `stats`
 	ctl stats | awk -v k="$1" '$1 == k { print $2 }'
 }
@@ -18,7 +13,7 @@ stat_of() { # stat_of KEY: that number from `stats`
 # A walk in server mode gives ~190k path nodeids; a namespace change queues an invalidation
 # for each, and while they drain a second walk makes the kernel forget nodeids that the daemon
 # hands out again (in a slot's reuse a directory's nodeid may come back as a file's).
-mount_cfs "$M" -o "follow=server,ctl=$S,opens=answer" || { fail mount; finish; exit 1; }
+mount_cfs "$M" -o "follow=server,ctl=$SOCK,opens=answer" || { fail mount; finish; exit 1; }
 timeout 120 du -sL "$M" >/dev/null 2>&1
 n=$(stat_of path_nodeids)
 check "the walk left path nodeids ($n)" test "${n:-0}" -gt 1000
@@ -44,7 +39,7 @@ unmount_cfs "$M"
 # invalidations go out. Right after `mode` answers, lstat of
 # a link shows what the new mode shows (kernel: a link; server: the file it leads to), and
 # after `limits`, a chain of 42 resolves or not as the new limit says.
-mount_cfs "$M" -o "follow=kernel,ctl=$S,entry_timeout=3600,attr_timeout=3600" ||
+mount_cfs "$M" -o "follow=kernel,ctl=$SOCK,entry_timeout=3600,attr_timeout=3600" ||
 	{ fail mount; finish; exit 1; }
 timeout 120 find "$M" >/dev/null 2>&1
 # made last, so its invalidation is among the last queued (they go in handle order)

@@ -4,7 +4,6 @@
 # long its walk took.
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 M=$T/mnt
 mount_cfs "$M" -o follow=server || { fail "mount"; finish; exit 1; }
 

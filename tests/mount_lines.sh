@@ -6,12 +6,7 @@
 # resolve at once although the kernel had followed (and kept the bodies of) its first links.
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 M=$T/mnt
-S=$T/ctl.sock
-ctl() {
-	timeout 60 "$CTL" -s "$S" "$@"
-}
 
 cat >"$T/lines.spec" <<'SPEC'
 dir "/x y"
@@ -19,7 +14,7 @@ file "/x y/old" "one\n"
 dir /plain
 chain /long 100000 /plain
 SPEC
-mount_cfs "$M" -o "ctl=$S,entry_timeout=3600,attr_timeout=3600,max_total=200000" "$T/lines.spec" ||
+mount_cfs "$M" -o "ctl=$SOCK,entry_timeout=3600,attr_timeout=3600,max_total=200000" "$T/lines.spec" ||
 	{ fail mount; finish; exit 1; }
 # the kernel holds the listings, the names and the file's attributes and pages
 ls "$M" "$M/x y" "$M/plain" >/dev/null
@@ -60,7 +55,7 @@ python3 -c 'import os, subprocess, sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
 os.pread(fd, 4096, 0)
 subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, check=True)
-os.pread(fd, 4096, 0)' "$M/x y/old" "$CTL" -s "$S" drop
+os.pread(fd, 4096, 0)' "$M/x y/old" "$CTL" -s "$SOCK" drop
 r3=$(asked read)
 check "an open file's pages are dropped too ($r2, then $r3)" test "$r3" -gt "$r2"
 
@@ -107,7 +102,7 @@ file /f0 "f0\n"
 chain /d/c 3 /f0
 link /dl d
 SPEC
-mount_cfs "$M" -o "ctl=$S,follow=server,entry_timeout=3600,attr_timeout=3600" \
+mount_cfs "$M" -o "ctl=$SOCK,follow=server,entry_timeout=3600,attr_timeout=3600" \
 	"$T/server.spec" || { fail "mount server"; finish; exit 1; }
 ln -s t "$M/d1/l"
 check "server: d1/l shows d1/t, a file" test -f "$M/d1/l"
@@ -155,7 +150,7 @@ os.listdir(".")
 b = listings()
 subprocess.run(sys.argv[2:] + ["drop"], stdout=subprocess.DEVNULL, check=True)
 os.listdir(".")
-print(a, b, listings())' "$M/dl" "$CTL" -s "$S")
+print(a, b, listings())' "$M/dl" "$CTL" -s "$SOCK")
 set -- $n # a b c: listings asked for before, warm, after drop
 check "a cwd through a link: its listing is kept while warm ($n)" test "$1" -eq "$2"
 check "... and asked for again after drop ($n)" test "$3" -gt "$2"
@@ -167,7 +162,7 @@ python3 -c 'import os, subprocess, sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
 os.pread(fd, 4096, 0)
 subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, check=True)
-os.pread(fd, 4096, 0)' "$M/d/c" "$CTL" -s "$S" drop
+os.pread(fd, 4096, 0)' "$M/d/c" "$CTL" -s "$SOCK" drop
 r1=$(asked read)
 check "an open file through links: read again after drop ($r0, then $r1)" test "$r1" -ge $((r0 + 2))
 ctl limits total=2 >/dev/null

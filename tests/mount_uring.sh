@@ -11,7 +11,6 @@ if [ ! -e "$URING_PARAM" ]; then
 fi
 uring_param Y || { fail "cannot set $URING_PARAM"; finish; exit 1; }
 
-CTL=$BUILD/chainfsctl
 U=$T/ring # the same length as the other: server mode shows dangling links by
 D=$T/devf # their path through the mountpoint, and ls -l shows their length
 stat_of() { # stat_of SOCK KEY: that number (or word) from `stats`

@@ -9,7 +9,6 @@ if [ ! -e "$URING_PARAM" ]; then
 	echo "$TEST_NAME: skipped: this kernel has no FUSE over io_uring ($URING_PARAM)"
 	exit 0
 fi
-CTL=$BUILD/chainfsctl
 M=$T/mnt
 S=$T/ctl.sock
 says() { # says PATTERN: the transport section of `stats` has a line matching it

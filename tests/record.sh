@@ -8,7 +8,6 @@
 # flushed on stop and on unmount, with no leak.
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 ASAN_BIN=$ROOT/build-asan/chainfs
 [ -x "$ASAN_BIN" ] || make -s -C "$ROOT" BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/chainfs >&2
@@ -19,14 +18,6 @@ REC=$T/rec.jsonl
 CHAINFS=$ASAN_BIN mount_cfs "$M" -o "record=$REC,ctl=$SOCK" || { fail mount; finish; exit 1; }
 DPID=$("$FUSE_MOUNT" --pid "$M")
 
-ctl() {
-	timeout 60 "$CTL" -s "$SOCK" "$@"
-}
-has() {
-	case "$1" in *"$2"*) return 0 ;; esac
-	echo "  '$2' not in: $(printf '%s' "$1" | cut -c1-400)" >&2
-	return 1
-}
 # replay FILE MNT: chainfsctl replay's output; its status in $rc
 replay() {
 	out=$(timeout 120 "$CTL" replay "$1" "$2")

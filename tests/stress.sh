@@ -6,7 +6,6 @@
 # it dumps is the tree find sees.
 . "$(dirname "$0")/lib.sh"
 
-CTL=$BUILD/chainfsctl
 ASAN_BIN=$ROOT/build-asan/chainfs
 [ -x "$ASAN_BIN" ] || make -s -C "$ROOT" BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/chainfs >&2
