@@ -9,7 +9,8 @@
 #   fuse-mount.sh --run 'COMMAND' --stats-out FILE [chainfs options] [SPEC]
 #                    the same, and FILE gets {"delta", "before", "after"}: `chainfsctl
 #                    stats --json` before and after COMMAND, every number of delta being
-#                    after minus before (python3; a quantile's difference means little)
+#                    after minus before (python3); a latency's quantiles are those of
+#                    its subtracted buckets, its max null
 #   fuse-mount.sh --pid MOUNTPOINT                      the pid of the daemon serving it
 #
 # Installed by make install as chainfs-mount, it runs the chainfs beside it.
@@ -205,14 +206,36 @@ stats_json() {
 }
 
 # stats_delta BEFORE AFTER OUT: numbers subtracted member by member (arrays element by
-# element); strings and booleans are after's
+# element); strings and booleans are after's; a latency histogram's quantiles are those of
+# its subtracted buckets, and its maximum null (the interval's own is not known)
 stats_delta() {
 	command -v python3 >/dev/null || die "--stats-out needs python3"
 	python3 - "$1" "$2" "$3" <<'PY' || die "$3: cannot write the stats delta"
-import json, sys
+import json, math, sys
+def quantile(buckets, count, q):
+    # as the daemon's: the top of the bucket holding the rank (bucket i: below 2^i ns)
+    want, seen = max(1, math.ceil(q * count)), 0
+    for i, n in enumerate(buckets):
+        seen += n
+        if seen >= want:
+            return (1 << i) - 1 if i else 0
+    return None
+def hist(a, b):
+    # a latency histogram's delta: counts subtract; quantiles come from the subtracted
+    # buckets; the maximum of the interval alone is not known (null)
+    d = {k: sub(v, b.get(k)) for k, v in a.items()}
+    d["log2_buckets"] = [v - (b["log2_buckets"][i] if i < len(b["log2_buckets"]) else 0)
+                         for i, v in enumerate(a["log2_buckets"])]
+    for k, q in (("p50_ns", 0.5), ("p99_ns", 0.99)):
+        d[k] = quantile(d["log2_buckets"], d["count"], q) if d["count"] else 0
+    d["max_ns"] = None
+    return d
 def sub(a, b):
     if isinstance(a, bool) or isinstance(b, bool):
         return a
+    if isinstance(a, dict) and "log2_buckets" in a:
+        return hist(a, b if isinstance(b, dict) and "log2_buckets" in b else
+                    {"log2_buckets": []})
     if isinstance(a, (int, float)):
         return a - (b if isinstance(b, (int, float)) else 0)
     if isinstance(a, dict):

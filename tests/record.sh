@@ -145,6 +145,13 @@ assert delta["requests"]["lookup"] >= 2, delta["requests"]
 assert delta["requests"]["lookup"] == after["requests"]["lookup"] - before["requests"].get("lookup", 0)
 assert delta["mode"] == "server"
 assert delta["tree"]["nodes"] == 0
+# a latency's delta: the interval's own counts, quantiles from them, no maximum
+lk, b = delta["latency"]["lookup"], before["latency"].get("lookup", {"count": 0})
+assert lk["count"] == after["latency"]["lookup"]["count"] - b["count"], lk
+assert sum(lk["log2_buckets"]) == lk["count"], lk
+top = max(i for i, n in enumerate(lk["log2_buckets"]) if n)
+assert 0 < lk["p50_ns"] <= lk["p99_ns"] == (1 << top) - 1, lk
+assert lk["max_ns"] is None, lk
 PY
 
 # --- a recording stopped by the unmount, under ASan: flushed, joined, no leak ---------------
