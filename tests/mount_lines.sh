@@ -165,6 +165,14 @@ subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, check=True)
 os.pread(fd, 4096, 0)' "$M/d/c" "$CTL" -s "$SOCK" drop
 r1=$(asked read)
 check "an open file through links: read again after drop ($r0, then $r1)" test "$r1" -ge $((r0 + 2))
+# ... and a change through the file's own name reaches what the kernel holds under that
+# path nodeid: pages and size (attribute and entry timeouts are an hour)
+check "through the links: the file as it is" test "$(cat "$M/d/c")" = f0
+stat -L "$M/d/c" >/dev/null
+printf 'more\n' >>"$M/f0"
+check "after a write through its name: the new size through the links" \
+	test "$(stat -L -c %s "$M/d/c")" -eq 8
+check "... and the new bytes" test "$(cat "$M/d/c")" = "$(printf 'f0\nmore')"
 ctl limits total=2 >/dev/null
 k=$(kinds "$M/dl")
 check "limits total=2: dl/c (4 links) is listed as a link ($k)" has_word "$k" c:l
