@@ -207,7 +207,7 @@ static void cfs_stats_transport(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_str(b, "live", t.live, -1);
 	cfs_json_int(b, "queues", t.queues);
 	cfs_json_int(b, "entries_per_queue", t.entries);
-	cfs_json_int(b, "ring_requests", (int64_t)t.ring_requests);
+	cfs_json_int(b, "ring_requests", (int64_t)(t.ring_requests - c->ring_base));
 	if (t.fallback)
 		cfs_json_str(b, "fallback", t.fallback, -1);
 	json_builder_end_object(b);
@@ -273,6 +273,9 @@ static char *cmd_stats(struct cfs_control *c, const char *args)
 		memset(c->d->op_ns, 0, sizeof(c->d->op_ns));
 		memset(&c->d->walk_ns, 0, sizeof(c->d->walk_ns));
 		pc_loop_stats(c->loop, &c->pc_base);
+		struct cfs_transport_stats t;
+		cfs_transport_stats(c->d->transport, &t);
+		c->ring_base = t.ring_requests;
 	} else if (*args) {
 		return cfs_json_error("usage: stats [reset]");
 	}

@@ -26,6 +26,7 @@ struct cfs_control {
 	char *path;
 	GHashTable *clients;	 /* fd -> struct cfs_client */
 	struct pc_stats pc_base; /* `stats reset` subtracts this */
+	uint64_t ring_base;	 /* ... and this from the ring's requests */
 	uint64_t refused, accepted;
 	uint64_t accept_pauses;	   /* times accept ran out of fds and the listener was set aside */
 	bool paused;		   /* ... and still is */

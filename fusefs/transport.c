@@ -147,6 +147,9 @@ int cfs_transport_new(struct cfs_daemon *d, struct cfs_transport **out)
 		free(t);
 		return -EOPNOTSUPP;
 	}
+	/* libfuse's loops never start a transport: say it here, once */
+	if (t->want == CFS_TRANSPORT_AUTO && d->opts.loop != CFS_LOOP_POLLCORE)
+		g_message("transport auto: serving over /dev/fuse: %s", t->why);
 	*out = t;
 	return 0;
 }

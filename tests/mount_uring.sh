@@ -62,6 +62,9 @@ compare "what was written" 'md5sum plain/moved d/small'
 check "a 700 kB file written through the ring reads back" cmp "$T/w.src" "$U/plain/moved"
 n=$(stat_of "$T/u.sock" ring_requests)
 check "the requests came through the ring ($n)" test "${n:-0}" -gt 100
+timeout 30 "$CTL" -s "$T/u.sock" stats reset >/dev/null
+n=$(stat_of "$T/u.sock" ring_requests)
+check "stats reset counts the ring's requests from there ($n)" test "${n:-9}" -le 2
 
 unmount_cfs "$D"
 unmount_cfs "$U"

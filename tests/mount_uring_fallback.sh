@@ -38,4 +38,10 @@ expect "ok file" stat "$M/chains/40"
 check "auto with the parameter on: stats says uring" says 'live  *uring$'
 check "... and no fallback line" test "$(fallbacks)" -eq 0
 unmount_cfs "$M"
+rm -f "$M.log"
+mount_cfs "$M" -o "transport=auto,loop=libfuse" || { fail "auto mount, libfuse's loop"; finish; exit 1; }
+expect "ok file" stat "$M/chains/40"
+check "auto with libfuse's loop: one line says it serves /dev/fuse" test "$(fallbacks)" -eq 1
+check "... and why" grep -q "only -o loop=pollcore serves a ring" "$M.log"
+unmount_cfs "$M"
 finish
