@@ -186,6 +186,8 @@ static void cfs_stats_pollcore(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_int(b, "heap_allocs", (int64_t)(s.heap_allocs - c->pc_base.heap_allocs));
 	cfs_json_int(b, "largest_table", s.largest_table);
 	cfs_json_int(b, "spin_us", c->d->opts.spin_us);
+	/* the CPUs a spin counts as free: affinity mask, capped by a cgroup CPU quota (pc.h) */
+	cfs_json_int(b, "spin_cpus", s.spin_cpus);
 	cfs_json_int(b, "spins", (int64_t)(s.spins - c->pc_base.spins));
 	cfs_json_int(b, "spin_hits", (int64_t)(s.spin_hits - c->pc_base.spin_hits));
 	cfs_json_int(b, "spin_polls", (int64_t)(s.spin_polls - c->pc_base.spin_polls));

@@ -77,6 +77,7 @@ SHELL_TESTS += tests/mount_cache.sh
 SHELL_TESTS += tests/fuse_mount.sh
 SHELL_TESTS += tests/mount_escape.sh
 SHELL_TESTS += tests/mount_latency.sh
+SHELL_TESTS += tests/mount_spin_quota.sh
 SHELL_TESTS += tests/cli.sh
 SHELL_TESTS += tests/sweep.sh
 SHELL_TESTS += tests/mount_sparse.sh

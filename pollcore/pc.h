@@ -73,6 +73,8 @@ struct pc_stats {
 	uint64_t spin_hits;	/* ... that found an fd ready, so the wait was skipped */
 	uint64_t spin_polls;	/* zero-timeout poll() calls they made (not in waits) */
 	uint64_t spin_skips;	/* spins not started: no CPU to spare */
+	uint32_t spin_cpus;	/* CPUs a spin counts on: the affinity mask's, capped by a
+				 * cgroup CPU quota; 0 before pc_loop_set_spin() */
 };
 
 /* Intrusive list link; private. */
@@ -127,6 +129,8 @@ struct pc_loop {
 	int loadfd;	      /* /proc/loadavg, opened by the first spin; -1 */
 	bool spare;	      /* last sample: a CPU to spare */
 	uint64_t spare_at_ns; /* when it was taken */
+	long quota_cpus;      /* cgroup CPU quota in CPUs, 0: none */
+	uint64_t quota_at_ns; /* when it was read */
 	int sigfd;	      /* -1 until a signal is watched */
 	uint64_t sigwatched;  /* bit signo-1: watched by this loop */
 	uint64_t sigblocked;  /* bit signo-1: blocked by us, to unblock when unwatched */
@@ -168,8 +172,10 @@ void pc_loop_stats(const struct pc_loop *loop, struct pc_stats *out);
  * costs tens of microseconds. An idle loop never spins: one pass without fd work ends it.
  * Nor does a loop on a busy machine: a spin starts only while the kernel's count of runnable
  * tasks (/proc/loadavg, sampled at most once a millisecond) leaves a CPU for it, so spinning
- * does not take time from tasks that have work; PC_SPIN_ALWAYS drops that check (a loop with a
- * CPU of its own). A spin delays timers and the pass's timeout by at most SPIN_US.
+ * does not take time from tasks that have work. The CPUs counted are the thread's affinity
+ * mask, capped by a cgroup CPU quota (v2 cpu.max or v1 cpu.cfs_quota_us, rounded up; read here
+ * and again at most once a second). PC_SPIN_ALWAYS drops that check (a loop with a CPU of its
+ * own). A spin delays timers and the pass's timeout by at most SPIN_US.
  * SPIN_US 0 (the default) never spins. -EINVAL above PC_MAX_SPIN_US or for unknown FLAGS.
  */
 enum { PC_MAX_SPIN_US = 1000000, PC_SPIN_ALWAYS = 1 };

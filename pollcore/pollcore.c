@@ -15,6 +15,7 @@
  * marked (fd -1, never matched, never called) and the holes are swap-removed after the pass.
  */
 #include "pc.h"
+#include "pc_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -646,15 +647,6 @@ void pc_loop_stats(const struct pc_loop *loop, struct pc_stats *out)
 	*out = loop->stats;
 }
 
-int pc_loop_set_spin(struct pc_loop *loop, uint32_t spin_us, unsigned flags)
-{
-	if (spin_us > PC_MAX_SPIN_US || (flags & ~(unsigned)PC_SPIN_ALWAYS))
-		return -EINVAL;
-	loop->spin_us = spin_us;
-	loop->spin_always = flags & PC_SPIN_ALWAYS;
-	return 0;
-}
-
 /* Index of the first entry from I with revents set; the caller knows one exists below N.
  * Most entries are idle, so they are skipped four at a time. */
 static uint32_t pc_next_ready(const struct pollfd *pfds, uint32_t i, uint32_t n)
@@ -734,6 +726,168 @@ static long pc_cpus(void)
 	return sysconf(_SC_NPROCESSORS_ONLN);
 }
 
+/* ---- the cgroup CPU quota: a container held to 1 CPU has 1 to spare, whatever the mask ---- */
+
+enum { PC_QUOTA_SAMPLE_NS = 1000000000 };
+
+/* The smaller of two CPU counts where 0 means unlimited. */
+static long pc_min_cpus(long a, long b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/* DIR/NAME's text into BUF; false if it cannot be read. */
+static bool pc_read_text(const char *dir, const char *name, char *buf, size_t size)
+{
+	char path[PATH_MAX];
+	int fd, n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+	ssize_t len;
+
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	len = read(fd, buf, size - 1);
+	close(fd);
+	if (len < 0)
+		return false;
+	buf[len] = '\0';
+	return true;
+}
+
+/* QUOTA per PERIOD, in whole CPUs rounded up (a 1.5 CPU quota runs two threads at once);
+ * 0 for no quota. */
+static long pc_quota_cpus(long long quota, long long period)
+{
+	if (quota <= 0 || period <= 0)
+		return 0;
+	return (long)(quota / period + (quota % period != 0));
+}
+
+/* One cgroup directory's quota: v2 cpu.max ("max 100000" or "50000 100000"), v1
+ * cpu.cfs_quota_us (-1: none) over cpu.cfs_period_us. 0: none, or nothing readable. */
+static long pc_dir_cpus(const char *dir, bool v2)
+{
+	char buf[64], end;
+	long long quota, period;
+
+	if (v2)
+		return pc_read_text(dir, "cpu.max", buf, sizeof(buf)) &&
+			       sscanf(buf, "%lld %lld %c", &quota, &period, &end) == 2
+			   ? pc_quota_cpus(quota, period)
+			   : 0;
+	if (!pc_read_text(dir, "cpu.cfs_quota_us", buf, sizeof(buf)) ||
+	    sscanf(buf, "%lld %c", &quota, &end) != 1)
+		return 0;
+	if (!pc_read_text(dir, "cpu.cfs_period_us", buf, sizeof(buf)) ||
+	    sscanf(buf, "%lld %c", &period, &end) != 1)
+		return 0;
+	return pc_quota_cpus(quota, period);
+}
+
+/* The tightest quota of BASE/PATH and each ancestor up to BASE: a cgroup never gets more than
+ * its parent's quota, so the smallest one binds. */
+static long pc_tree_cpus(const char *base, const char *path, int path_len, bool v2)
+{
+	char dir[PATH_MAX];
+	size_t base_len = strlen(base);
+	int n = snprintf(dir, sizeof(dir), "%s%.*s", base, path_len, path);
+	long cpus = 0;
+
+	if (n < 0 || (size_t)n >= sizeof(dir))
+		return 0;
+	for (;;) {
+		char *slash = strrchr(dir + base_len, '/');
+
+		cpus = pc_min_cpus(cpus, pc_dir_cpus(dir, v2));
+		if (!slash)
+			return cpus;
+		*slash = '\0';
+	}
+}
+
+/* Whether a v1 controller list ("cpu,cpuacct") names the cpu controller. */
+static bool pc_lists_cpu(const char *list, size_t len)
+{
+	while (len) {
+		const char *comma = memchr(list, ',', len);
+		size_t word = comma ? (size_t)(comma - list) : len;
+
+		if (word == 3 && !memcmp(list, "cpu", 3))
+			return true;
+		len -= comma ? word + 1 : word;
+		list += word + 1;
+	}
+	return false;
+}
+
+/* One /proc/self/cgroup line, "0::/PATH" (v2) or "N:CONTROLLERS:/PATH" (v1), without its
+ * newline. A v1 hierarchy is mounted under its controller list ("cpu,cpuacct"), often with a
+ * "cpu" link beside it; either will do. */
+static long pc_line_cpus(const char *line, size_t len, const char *root)
+{
+	const char *end = line + len, *ctl = memchr(line, ':', len), *path;
+	char base[PATH_MAX];
+	int n;
+
+	path = ctl ? memchr(ctl + 1, ':', (size_t)(end - ctl - 1)) : NULL;
+	if (!path || path + 1 >= end || path[1] != '/')
+		return 0;
+	ctl++, path++;
+	if (path - 1 == ctl)
+		return line + 1 == ctl - 1 && line[0] == '0'
+			   ? pc_tree_cpus(root, path, (int)(end - path), true)
+			   : 0;
+	if (!pc_lists_cpu(ctl, (size_t)(path - 1 - ctl)))
+		return 0;
+	n = snprintf(base, sizeof(base), "%s/%.*s", root, (int)(path - 1 - ctl), ctl);
+	if (n < 0 || (size_t)n >= sizeof(base) || access(base, F_OK) != 0)
+		n = snprintf(base, sizeof(base), "%s/cpu", root);
+	if (n < 0 || (size_t)n >= sizeof(base))
+		return 0;
+	return pc_tree_cpus(base, path, (int)(end - path), false);
+}
+
+long pc_cgroup_cpus(const char *cgroup, const char *root)
+{
+	long cpus = 0;
+
+	while (*cgroup) {
+		const char *eol = strchrnul(cgroup, '\n');
+
+		cpus = pc_min_cpus(cpus, pc_line_cpus(cgroup, (size_t)(eol - cgroup), root));
+		cgroup = *eol ? eol + 1 : eol;
+	}
+	return cpus;
+}
+
+/* Re-read the quota: this thread's cgroups (v1 may place threads apart), else the process's. */
+static void pc_read_quota(struct pc_loop *loop, uint64_t now_ns)
+{
+	char buf[4096];
+
+	loop->quota_cpus = 0;
+	if (pc_read_text("/proc/thread-self", "cgroup", buf, sizeof(buf)) ||
+	    pc_read_text("/proc/self", "cgroup", buf, sizeof(buf)))
+		loop->quota_cpus = pc_cgroup_cpus(buf, "/sys/fs/cgroup");
+	loop->quota_at_ns = now_ns;
+}
+
+/* The CPUs a spin may count as its own; the quota is re-read at most once a second, since a
+ * read opens a file per cgroup level and quotas rarely change. */
+static long pc_spin_cpus(struct pc_loop *loop, uint64_t now_ns)
+{
+	long cpus;
+
+	if (now_ns - loop->quota_at_ns >= PC_QUOTA_SAMPLE_NS)
+		pc_read_quota(loop, now_ns);
+	cpus = pc_cpus();
+	cpus = pc_min_cpus(cpus > 0 ? cpus : 0, loop->quota_cpus);
+	loop->stats.spin_cpus = cpus > 0 ? (uint32_t)cpus : 0;
+	return cpus;
+}
+
 /* Whether a spin would only use a CPU nobody else is waiting for: the runnable tasks (this
  * one included) fit in the CPUs we may use. Reading the file costs a few spin polls, so the
  * answer is kept for a millisecond. Unreadable: yes, the window bounds the cost. */
@@ -741,11 +895,26 @@ static bool pc_cpu_spare(struct pc_loop *loop, uint64_t now_ns)
 {
 	if (loop->spare_at_ns && now_ns - loop->spare_at_ns < PC_SPARE_SAMPLE_NS)
 		return loop->spare;
-	long running = pc_runnable(loop), cpus = pc_cpus();
+	long running = pc_runnable(loop), cpus = pc_spin_cpus(loop, now_ns);
 
 	loop->spare = running < 0 || cpus <= 0 || running <= cpus;
 	loop->spare_at_ns = now_ns;
 	return loop->spare;
+}
+
+int pc_loop_set_spin(struct pc_loop *loop, uint32_t spin_us, unsigned flags)
+{
+	if (spin_us > PC_MAX_SPIN_US || (flags & ~(unsigned)PC_SPIN_ALWAYS))
+		return -EINVAL;
+	loop->spin_us = spin_us;
+	loop->spin_always = flags & PC_SPIN_ALWAYS;
+	if (spin_us) {
+		uint64_t now_ns = pc_now_ns();
+
+		pc_read_quota(loop, now_ns);
+		pc_spin_cpus(loop, now_ns);
+	}
+	return 0;
 }
 
 /* Zero-timeout polls for up to spin_us: what is ready, 0 if nothing came, or -errno. */

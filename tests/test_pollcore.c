@@ -4,6 +4,7 @@
  * instead of hanging it.
  */
 #include "pc.h"
+#include "pc_int.h"
 
 #include <check.h>
 #include <errno.h>
@@ -13,10 +14,12 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1724,6 +1727,125 @@ START_TEST(test_spin_is_skipped_while_every_cpu_has_work)
 }
 END_TEST
 
+/* ---- the cgroup CPU quota the spin counts ---- */
+
+/* A fake cgroup mount: the /proc/self/cgroup text and up to four files, "dir/name=text". */
+static const struct quota_case {
+	const char *name;
+	const char *cgroup;
+	const char *files[4];
+	long cpus;
+} quota_cases[] = {
+    {"v2 max is no quota", "0::/a\n", {"a/cpu.max=max 100000\n"}, 0},
+    {"v2 half a CPU is 1", "0::/a\n", {"a/cpu.max=50000 100000\n"}, 1},
+    {"v2 1.5 CPUs round up to 2", "0::/a\n", {"a/cpu.max=150000 100000\n"}, 2},
+    {"v2 a tighter parent binds",
+     "0::/a/b\n",
+     {"a/cpu.max=100000 100000\n", "a/b/cpu.max=300000 100000\n"},
+     1},
+    {"v2 a tighter child binds",
+     "0::/a/b\n",
+     {"a/cpu.max=400000 100000\n", "a/b/cpu.max=200000 100000\n"},
+     2},
+    {"v2 garbage is no quota", "0::/a\n", {"a/cpu.max=lots 100000\n"}, 0},
+    {"v2 no period is no quota", "0::/a\n", {"a/cpu.max=50000\n"}, 0},
+    {"v2 trailing junk is no quota", "0::/a\n", {"a/cpu.max=50000 100000 x\n"}, 0},
+    {"v2 absent is no quota", "0::/a\n", {NULL}, 0},
+    {"v1 -1 is no quota",
+     "1:cpu:/a\n",
+     {"cpu/a/cpu.cfs_quota_us=-1\n", "cpu/a/cpu.cfs_period_us=100000\n"},
+     0},
+    {"v1 half a CPU is 1",
+     "1:cpu:/a\n",
+     {"cpu/a/cpu.cfs_quota_us=50000\n", "cpu/a/cpu.cfs_period_us=100000\n"},
+     1},
+    {"v1 2.5 CPUs round up to 3",
+     "1:cpu:/a\n",
+     {"cpu/a/cpu.cfs_quota_us=250000\n", "cpu/a/cpu.cfs_period_us=100000\n"},
+     3},
+    {"v1 combined cpu,cpuacct mount",
+     "3:cpu,cpuacct:/a\n",
+     {"cpu,cpuacct/a/cpu.cfs_quota_us=50000\n", "cpu,cpuacct/a/cpu.cfs_period_us=100000\n"},
+     1},
+    {"v1 combined list under a cpu mount",
+     "3:cpu,cpuacct:/a\n",
+     {"cpu/a/cpu.cfs_quota_us=50000\n", "cpu/a/cpu.cfs_period_us=100000\n"},
+     1},
+    {"v1 a tighter parent binds",
+     "1:cpu:/a/b\n",
+     {"cpu/a/cpu.cfs_quota_us=100000\n", "cpu/a/cpu.cfs_period_us=100000\n",
+      "cpu/a/b/cpu.cfs_quota_us=-1\n", "cpu/a/b/cpu.cfs_period_us=100000\n"},
+     1},
+    {"v1 cpuacct alone is not cpu",
+     "2:cpuacct:/a\n",
+     {"cpuacct/a/cpu.cfs_quota_us=50000\n", "cpuacct/a/cpu.cfs_period_us=100000\n"},
+     0},
+    {"v1 garbage is no quota",
+     "1:cpu:/a\n",
+     {"cpu/a/cpu.cfs_quota_us=fifty\n", "cpu/a/cpu.cfs_period_us=100000\n"},
+     0},
+    {"v1 no period is no quota", "1:cpu:/a\n", {"cpu/a/cpu.cfs_quota_us=50000\n"}, 0},
+    {"a v1 line among others",
+     "4:memory:/x\n1:cpu:/a\n0::/\n",
+     {"cpu/a/cpu.cfs_quota_us=50000\n", "cpu/a/cpu.cfs_period_us=100000\n"},
+     1},
+    {"garbage lines are ignored", "nonsense\n1:cpu\n::\n0::\n", {NULL}, 0},
+};
+
+/* Writes ROOT/REL, making its directories. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (char *slash = strchr(path + strlen(root) + 1, '/'); slash;
+	     slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+		*slash = '/';
+	}
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+START_TEST(test_cgroup_quota_counts_whole_cpus)
+{
+	const struct quota_case *c = &quota_cases[_i];
+	char root[] = "/tmp/pc_cgroup_XXXXXX", cmd[64], rel[256];
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	for (int i = 0; i < 4 && c->files[i]; i++) {
+		const char *eq = strchr(c->files[i], '=');
+
+		snprintf(rel, sizeof(rel), "%.*s", (int)(eq - c->files[i]), c->files[i]);
+		put_file(root, rel, eq + 1);
+	}
+	ck_assert_msg(pc_cgroup_cpus(c->cgroup, root) == c->cpus, "%s: %ld, not %ld", c->name,
+		      pc_cgroup_cpus(c->cgroup, root), c->cpus);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The count the spin uses is shown once a spin is set, and never beyond the affinity mask. */
+START_TEST(test_spin_cpus_is_shown_once_a_spin_is_set)
+{
+	struct pc_loop loop;
+	cpu_set_t set;
+
+	init_loop(&loop, NULL);
+	ck_assert_uint_eq(stats_of(&loop).spin_cpus, 0);
+	ck_assert_int_eq(pc_loop_set_spin(&loop, 50, 0), 0);
+	ck_assert_int_eq(sched_getaffinity(0, sizeof(set), &set), 0);
+	ck_assert_uint_ge(stats_of(&loop).spin_cpus, 1);
+	ck_assert_uint_le(stats_of(&loop).spin_cpus, (unsigned)CPU_COUNT(&set));
+	pc_loop_destroy(&loop);
+}
+END_TEST
+
 /* ---- suite ---- */
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -1813,6 +1935,8 @@ static Suite *pollcore_suite(void)
 	tcase_add_test(spin, test_spin_that_sees_nothing_ends_in_a_sleeping_wait);
 	tcase_add_test(spin, test_loop_spins_only_right_after_fd_work);
 	tcase_add_test(spin, test_spin_is_skipped_while_every_cpu_has_work);
+	tcase_add_test(spin, test_spin_cpus_is_shown_once_a_spin_is_set);
+	tcase_add_loop_test(spin, test_cgroup_quota_counts_whole_cpus, 0, N_OF(quota_cases));
 
 	suite_add_tcase(s, sigs);
 	suite_add_tcase(s, spin);

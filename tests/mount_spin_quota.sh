@@ -1,0 +1,58 @@
+#!/bin/sh
+# The spin counts a cgroup CPU quota: a daemon started in a cgroup v1 cpu group held to half a
+# CPU says `spin_cpus 1` (not the machine's CPUs), and sees a raised quota within a second or
+# so. Root and a writable /sys/fs/cgroup/cpu, else skipped.
+. "$(dirname "$0")/lib.sh"
+
+CPU=/sys/fs/cgroup/cpu
+CG=$CPU/cfs-spin-quota.$$
+M=$T/mnt
+
+skip() {
+	echo "$TEST_NAME: skipped: $*"
+	exit 0
+}
+
+# Every process still in the group goes back to the top one, then the group goes: it must not
+# outlive the test even when a check fails half way.
+cg_remove() {
+	[ -d "$CG" ] || return 0
+	while read -r p; do
+		echo "$p" >"$CPU/cgroup.procs" 2>/dev/null
+	done <"$CG/cgroup.procs"
+	rmdir "$CG" 2>/dev/null || echo "$TEST_NAME: could not remove $CG" >&2
+}
+trap 'cleanup; cg_remove' EXIT
+
+[ "$(id -u)" = 0 ] || skip "needs root to make a cgroup"
+[ -w "$CPU/cgroup.procs" ] || skip "no writable cgroup v1 cpu hierarchy at $CPU"
+mkdir "$CG" 2>/dev/null || skip "cannot make $CG"
+{ echo 100000 >"$CG/cpu.cfs_period_us" && echo 50000 >"$CG/cpu.cfs_quota_us"; } ||
+	skip "cannot set a quota in $CG"
+
+# pc STAT: that pollcore figure from `stats`
+pc() {
+	ctl stats | awk -v k="$1" '/^pollcore:/ { s = 1; next } /^[a-z]/ { s = 0 } s && $1 == k { print $2 }'
+}
+
+# The daemon forks from this shell while the shell is in the group; then the shell leaves.
+echo $$ >"$CG/cgroup.procs"
+mount_cfs "$M" -o "ctl=$SOCK" || { echo $$ >"$CPU/cgroup.procs"; fail mount; finish; exit 1; }
+echo $$ >"$CPU/cgroup.procs"
+pid=$("$FUSE_MOUNT" --pid "$M")
+check "the daemon runs in the group" grep -qx "$pid" "$CG/cgroup.procs"
+
+check "default spin is on" test "$(pc spin_us)" = 50
+check "half a CPU of quota: the spin counts 1 CPU ($(pc spin_cpus))" test "$(pc spin_cpus)" = 1
+check "--json shows it too" has "$(ctl --json stats)" '"spin_cpus":1'
+
+# A raised quota is read again after a second, at the next spin's sample.
+echo 150000 >"$CG/cpu.cfs_quota_us"
+want=$(nproc)
+[ "$want" -gt 2 ] && want=2
+sleep 1.2
+find "$M" -maxdepth 3 >/dev/null
+check "1.5 CPUs, re-read: the spin counts $want ($(pc spin_cpus))" test "$(pc spin_cpus)" = "$want"
+
+unmount_cfs "$M"
+finish
