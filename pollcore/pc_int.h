@@ -1,9 +1,16 @@
 /*
- * pollcore internals that tests/test_pollcore.c drives directly. For tests only: the daemon
- * and every other user include pc.h, and nothing here is a promise.
+ * pollcore internals shared by its own files (pc_cgroup.c) and driven directly by
+ * tests/test_pollcore.c. Not for users: the daemon and every other user include pc.h, and
+ * nothing here is a promise.
  */
 #ifndef PC_INT_H
 #define PC_INT_H
+
+/* The smaller of two CPU counts where 0 means unlimited. */
+static inline long pc_min_cpus(long a, long b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
 
 /*
  * CPUs the cgroup CPU quota leaves this process: quota / period rounded up, the tightest of
@@ -13,5 +20,7 @@
  * 0 when there is no quota or nothing can be read.
  */
 long pc_cgroup_cpus(const char *cgroup, const char *root);
+/* The same for the calling thread, from /proc and /sys/fs/cgroup (pollcore.c's spin). */
+long pc_self_cgroup_cpus(void);
 
 #endif
