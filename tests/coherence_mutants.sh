@@ -7,7 +7,7 @@
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SEEDS=${CHAINFS_SEEDS:-"2 3 5"}
 STEPS=${CHAINFS_STEPS:-200}
-TESTS=${CHAINFS_MUTANT_TESTS:-"tests/mount_lines.sh tests/mount_types.sh tests/mount_inval.sh tests/mount_modes.sh"}
+TESTS=${CHAINFS_MUTANT_TESTS:-"tests/mount_lines.sh tests/mount_types.sh tests/mount_inval.sh tests/mount_modes.sh tests/mount_faults.sh"}
 W=$(mktemp -d /tmp/cfs-mutants.XXXXXX)
 trap 'rm -rf "$W"' EXIT INT TERM
 (cd "$ROOT" && git ls-files -z | xargs -0 cp --parents -t "$W") || exit 1
