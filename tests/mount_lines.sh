@@ -131,15 +131,6 @@ check "server: the root lists dl as its target, a directory ($k)" has_word "$k" 
 ctl mode kernel >/dev/null
 k=$(kinds "$M")
 check "kernel: the root lists dl as a link ($k)" has_word "$k" dl:l
-# ... and so does a directory held open (its inode stays, its listing with it) whose entries
-# are pruned: only its own invalidation at the switch can drop that listing
-k=$(kinds "$M/kept")
-check "kernel: kept lists l as a link ($k)" test "$k" = "l:l"
-python3 -c 'import os, sys, time
-fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
-time.sleep(60)' "$M/kept" &
-holder=$!
-PIDS="$PIDS $holder"
 ctl mode server >/dev/null
 k=$(kinds "$M")
 check "server again: the listing kept in kernel mode is dropped ($k)" has_word "$k" dl:d
