@@ -155,16 +155,14 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	size_t kept = d->recorder ? MIN(buf->size, sizeof(copy)) : 0;
 
 	memcpy(copy, buf->mem, kept);
-	if (faults && cfs_fault_answer(d, in, op, buf->size)) {
-		cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
-	} else {
+	if (!faults || !cfs_fault_answer(d, in, op, buf->size)) {
 		fuse_session_process_buf(d->se, buf);
 		if (faults)
 			cfs_fault_after(d, nodeid, op);
 		/* a handler flushes before it replies; whatever it left recorded still goes now */
 		cfs_coherence_flush(d);
-		cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
 	}
+	cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
 	cfs_record_request(d, copy, kept, t0);
 }
 
