@@ -74,7 +74,8 @@ check "... shows its new size" test "$(stat -c %s "$M/x y/old")" -eq 2
 # kernel mode keeps the bodies of the links it followed; collapse answers the chain's end.
 # Walkers in the background keep requests coming while each switch's invalidations go out.
 (while :; do stat -L "$M/long" "$M/x y/old" >/dev/null 2>&1; ls -R "$M" >/dev/null 2>&1; done) &
-PIDS="$PIDS $!"
+walker=$!
+PIDS="$PIDS $walker"
 bad=0
 for i in $(seq 1 ${CHAINFS_SWITCHES:-30}); do
 	ctl mode kernel >/dev/null
@@ -85,6 +86,9 @@ for i in $(seq 1 ${CHAINFS_SWITCHES:-30}); do
 done
 check "collapse after kernel mode: the 100,000-link chain resolves every time ($bad bad)" \
 	test "$bad" -eq 0
+# the walkers stop here: their listings of the next mount would refresh what it must show
+# by invalidation alone
+kill "$walker" && wait "$walker" 2>/dev/null
 unmount_cfs "$M"
 
 # Server mode, what no request tells the kernel: a link's entry shows its target, so a link
@@ -210,6 +214,32 @@ check "server: the switch drops the root's kept listing with no entry under it (
 	has_word "$k" dl:d
 k=$(kinds "$M/kept")
 check "server: ... and the held directory's, with no entry under it ($k)" test "$k" = "l:d"
-kill "$holder"
+kill "$holder" && wait "$holder" 2>/dev/null
+# drop with nothing under the root held: the kernel drops a directory's kept listing with any
+# entry invalidated under it, so once it has forgotten the root's entries, only drop's own
+# invalidation of the root makes the next listing of the root cold
+ctl mode kernel >/dev/null
+listed() { ctl --json stats | python3 -c 'import json, sys
+r = json.load(sys.stdin)["requests"]
+print(r.get("readdir", 0) + r.get("readdirplus", 0))'; }
+ls "$M" >/dev/null
+f0=$(forgets)
+sync
+echo 2 >/proc/sys/vm/drop_caches
+i=0
+while [ "$(forgets)" -le "$f0" ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+ls "$M" >/dev/null
+n0=$(listed)
+ls "$M" >/dev/null
+n1=$(listed)
+check "the root's listing is kept while warm ($n0, then $n1)" test "$n1" -eq "$n0"
+ctl drop >/dev/null
+ls "$M" >/dev/null
+n2=$(listed)
+check "... and asked for again after drop, its entries forgotten ($n1, then $n2)" \
+	test "$n2" -gt "$n1"
 unmount_cfs "$M"
 finish
