@@ -241,5 +241,33 @@ ls "$M" >/dev/null
 n2=$(listed)
 check "... and asked for again after drop, its entries forgotten ($n1, then $n2)" \
 	test "$n2" -gt "$n1"
+# server mode: a kept listing shows each link as its target's kind; with the link's entry
+# forgotten (no entry invalidation under the directory), a change of the target elsewhere must
+# still drop that listing (the listings noted as showing resolved links)
+ctl mode server >/dev/null
+k=$(python3 -c 'import os, subprocess, sys, time
+def kinds(p):
+    k = lambda e: ":l" if e.is_symlink() else ":d" if e.is_dir(follow_symlinks=False) else ":f"
+    return " ".join(sorted(e.name + k(e) for e in os.scandir(p)))
+def forgets():
+    out = subprocess.run(sys.argv[2:] + ["--json", "stats"], capture_output=True, check=True)
+    r = __import__("json").loads(out.stdout)["requests"]
+    return r.get("forget", 0) + r.get("forget_multi", 0)
+m = sys.argv[1]
+fd = os.open(m + "/kept", os.O_RDONLY | os.O_DIRECTORY)  # the listing stays with the inode
+before = kinds(m + "/kept")
+f0 = forgets()
+os.sync()
+with open("/proc/sys/vm/drop_caches", "w") as f:
+    f.write("2")
+for i in range(100):
+    if forgets() > f0:
+        break
+    time.sleep(0.1)
+os.rmdir(m + "/f")
+os.close(os.open(m + "/f", os.O_CREAT | os.O_WRONLY, 0o644))
+print(before, kinds(m + "/kept"))' "$M" "$CTL" -s "$SOCK")
+check "server: a held listing with its link forgotten shows the new kind of the target ($k)" \
+	test "$k" = "l:d l:f"
 unmount_cfs "$M"
 finish
