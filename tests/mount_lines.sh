@@ -196,18 +196,24 @@ fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
 time.sleep(60)' "$M/kept" &
 holder=$!
 PIDS="$PIDS $holder"
-forgets() { ctl --json stats | python3 -c 'import json, sys
+# requests KIND...: how many of those the daemon was sent, summed
+requests() { ctl --json stats | python3 -c 'import json, sys
 r = json.load(sys.stdin)["requests"]
-print(r.get("forget", 0) + r.get("forget_multi", 0))'; }
-f0=$(forgets)
-sync
-echo 2 >/proc/sys/vm/drop_caches
-i=0
-while [ "$(forgets)" -le "$f0" ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-check "pruned dentries: the kernel forgot their nodes" test "$(forgets)" -gt "$f0"
+print(sum(r.get(k, 0) for k in sys.argv[1:]))' "$@"; }
+# prune: the kernel frees unused dentries (drop_caches=2; the pages of held inodes stay) and
+# forgets their nodes; waits for the first FORGET, with a deadline
+prune() {
+	_f0=$(requests forget forget_multi)
+	sync
+	echo 2 >/proc/sys/vm/drop_caches
+	_i=0
+	while [ "$(requests forget forget_multi)" -le "$_f0" ] && [ $_i -lt 100 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	[ "$(requests forget forget_multi)" -gt "$_f0" ]
+}
+check "pruned dentries: the kernel forgot their nodes" prune
 ctl mode server >/dev/null
 k=$(kinds "$M")
 check "server: the switch drops the root's kept listing with no entry under it ($k)" \
@@ -219,26 +225,16 @@ kill "$holder" && wait "$holder" 2>/dev/null
 # entry invalidated under it, so once it has forgotten the root's entries, only drop's own
 # invalidation of the root makes the next listing of the root cold
 ctl mode kernel >/dev/null
-listed() { ctl --json stats | python3 -c 'import json, sys
-r = json.load(sys.stdin)["requests"]
-print(r.get("readdir", 0) + r.get("readdirplus", 0))'; }
 ls "$M" >/dev/null
-f0=$(forgets)
-sync
-echo 2 >/proc/sys/vm/drop_caches
-i=0
-while [ "$(forgets)" -le "$f0" ] && [ $i -lt 100 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
+check "the root's entries forgotten" prune
 ls "$M" >/dev/null
-n0=$(listed)
+n0=$(requests readdir readdirplus)
 ls "$M" >/dev/null
-n1=$(listed)
+n1=$(requests readdir readdirplus)
 check "the root's listing is kept while warm ($n0, then $n1)" test "$n1" -eq "$n0"
 ctl drop >/dev/null
 ls "$M" >/dev/null
-n2=$(listed)
+n2=$(requests readdir readdirplus)
 check "... and asked for again after drop, its entries forgotten ($n1, then $n2)" \
 	test "$n2" -gt "$n1"
 # server mode: a kept listing shows each link as its target's kind; with the link's entry
