@@ -73,7 +73,10 @@ check "... shows its new size" test "$(stat -c %s "$M/x y/old")" -eq 2
 
 # kernel mode keeps the bodies of the links it followed; collapse answers the chain's end.
 # Walkers in the background keep requests coming while each switch's invalidations go out.
-(while :; do stat -L "$M/long" "$M/x y/old" >/dev/null 2>&1; ls -R "$M" >/dev/null 2>&1; done) &
+(while ! [ -e "$T/walkers.stop" ]; do
+	stat -L "$M/long" "$M/x y/old" >/dev/null 2>&1
+	ls -R "$M" >/dev/null 2>&1
+done) &
 walker=$!
 PIDS="$PIDS $walker"
 bad=0
@@ -86,9 +89,15 @@ for i in $(seq 1 ${CHAINFS_SWITCHES:-30}); do
 done
 check "collapse after kernel mode: the 100,000-link chain resolves every time ($bad bad)" \
 	test "$bad" -eq 0
-# the walkers stop here: their listings of the next mount would refresh what it must show
-# by invalidation alone
-kill "$walker" && wait "$walker" 2>/dev/null
+# the walkers stop here, each with the walk it is in (killing the loop would leave that one
+# running): their listings of the next mount would refresh what it must show by invalidation
+: >"$T/walkers.stop"
+i=0
+while kill -0 "$walker" 2>/dev/null && [ $i -lt 300 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+check "the walkers stopped" not kill -0 "$walker" 2>/dev/null
 unmount_cfs "$M"
 
 # Server mode, what no request tells the kernel: a link's entry shows its target, so a link
