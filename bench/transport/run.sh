@@ -25,7 +25,7 @@
 #   find4         4 concurrent find tree, cold
 #   server_chain  -o follow=server (same transport and spin) over a spec of CHAIN_K distinct
 #                 1000-link chains (`chain /c1000/kI 1000 ../target`), stat -L of each once
-#                 (one stat process), cold: the daemon resolves each chain in one request
+#                 (one stat process), cold: the daemon follows each chain itself
 # rtt: bench_rtt (bench/transport/rtt.c) on a one-file mount with attr_timeout=0 and
 # entry_timeout=0 added, so that each fstat() is one GETATTR round trip: RTT_N timed calls
 # per run, quantiles and a log-bucket histogram; the daemon's CPU per call from bench_timeit.
@@ -35,7 +35,9 @@
 # BUILD: build directory (default build). TRANSPORT_RUNS: rounds (default 5).
 # TRANSPORT_RTT_N: fstat() calls per rtt run (default 100000, ~1.5-3 s here).
 # BENCH_QUICK=1: a smoke run on a small tree, one round, 5000 calls, results in
-# bench/results/tmp/quick. The full run takes about 11 minutes on this 2-vCPU machine.
+# bench/results/tmp/quick (~20 s). The full run took 19.5 minutes on this shared 2-vCPU machine
+# (5 rounds, ~4 min each, with another session benchmarking at the same time);
+# TRANSPORT_RUNS=3 takes about 12.
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
