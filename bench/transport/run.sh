@@ -35,9 +35,8 @@
 # BUILD: build directory (default build). TRANSPORT_RUNS: rounds (default 5).
 # TRANSPORT_RTT_N: fstat() calls per rtt run (default 100000, ~1.5-3 s here).
 # BENCH_QUICK=1: a smoke run on a small tree, one round, 5000 calls, results in
-# bench/results/tmp/quick (~20 s). The full run took 19.5 minutes on this shared 2-vCPU machine
-# (5 rounds, ~4 min each, with another session benchmarking at the same time);
-# TRANSPORT_RUNS=3 takes about 12.
+# bench/results/tmp/quick (~20 s). A round takes about 2.7 minutes on a quiet 2-vCPU machine
+# (TRANSPORT_RUNS=3: 8 minutes; the default 5: about 14).
 set -eu
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
