@@ -60,10 +60,10 @@ enum cfs_opens { CFS_OPENS_SKIP, CFS_OPENS_ANSWER };
 /*
  * -o transport=: how requests reach chainfs (transport.c). DEV: /dev/fuse, read and writev
  * (the default: the ring passes every mount suite but is no faster for a single walker here,
- * bench/results/transport.md, and a delay fault holds one of its entries). URING: FUSE over io_uring, or no
- * mount at all when the kernel cannot (the module parameter is checked before mounting; a
- * refusal after it ends the session). AUTO: the ring when it works, else /dev/fuse with one
- * log line saying why.
+ * bench/results/transport.md, and a delay fault holds one of its entries). URING: FUSE over
+ * io_uring, or no mount at all when the kernel cannot (the module parameter is checked before
+ * mounting; a refusal after it ends the session). AUTO: the ring when it works, else /dev/fuse with
+ * one log line saying why.
  */
 enum cfs_transport_kind { CFS_TRANSPORT_DEV, CFS_TRANSPORT_URING, CFS_TRANSPORT_AUTO };
 

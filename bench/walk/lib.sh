@@ -174,3 +174,14 @@ machine_line() {
 		"$(awk -F: '/model name/ { sub(/^ /, "", $2); print $2; exit }' /proc/cpuinfo)" \
 		"$(awk '/MemTotal/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo)" "$(uname -sr)"
 }
+
+# Awk functions for the scripts' tables, put before a program: med, mn, mx of a[k, 1..cnt].
+BENCH_AWK_STATS='
+function med(a, k, cnt,    i, j, t, v) {
+	for (i = 1; i <= cnt; i++) v[i] = a[k, i]
+	for (i = 2; i <= cnt; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
+	return (cnt % 2) ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
+}
+function mn(a, k, cnt,    i, x) { x = a[k, 1]; for (i = 2; i <= cnt; i++) if (a[k, i] < x) x = a[k, i]; return x }
+function mx(a, k, cnt,    i, x) { x = a[k, 1]; for (i = 2; i <= cnt; i++) if (a[k, i] > x) x = a[k, i]; return x }
+'

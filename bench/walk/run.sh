@@ -301,7 +301,7 @@ done
 
 # --- medians ---------------------------------------------------------------------------
 CSV=$OUT/walk.csv
-awk -F, 'NR > 1 {
+awk -F, "$BENCH_AWK_STATS"'NR > 1 {
 	k = $1 "," $2 "," $3 "," $5
 	n[k]++; ok[k] += ($12 == 0)
 	wall[k, n[k]] = $6 / 1e6
@@ -313,13 +313,6 @@ awk -F, 'NR > 1 {
 	chk[k] = x
 	if (!(k in seen)) { seen[k] = 1; order[++m] = k }
 }
-function med(a, k, cnt,    i, j, t, v) {
-	for (i = 1; i <= cnt; i++) v[i] = a[k, i]
-	for (i = 2; i <= cnt; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }
-	return (cnt % 2) ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
-}
-function mn(a, k, cnt,    i, x) { x = a[k, 1]; for (i = 2; i <= cnt; i++) if (a[k, i] < x) x = a[k, i]; return x }
-function mx(a, k, cnt,    i, x) { x = a[k, 1]; for (i = 2; i <= cnt; i++) if (a[k, i] > x) x = a[k, i]; return x }
 BEGIN { print "tree,workload,contender,phase,runs,ok_runs,wall_ms,wall_min_ms,wall_max_ms,client_cpu_ms,daemon_cpu_ms,others_cpu_ms,out_check" }
 END {
 	for (i = 1; i <= m; i++) {
