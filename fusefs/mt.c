@@ -10,7 +10,7 @@
 static pthread_mutex_t cfs_big_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* One locked wrapper per row of the table (daemon.h), calling that row's handler. */
-#define CFS_LOCKED(n, opcode, nofault, at, params, args)                                           \
+#define CFS_LOCKED(n, opcode, nofault, at, keeps, params, args)                                    \
 	static void cfs_mt_##n params                                                              \
 	{                                                                                          \
 		pthread_mutex_lock(&cfs_big_lock);                                                 \

@@ -18,6 +18,15 @@ static const char *const cfs_op_nofaults[CFS_OP_MAX] = {CFS_OPS(CFS_OP_NOFAULT)}
 static const long cfs_op_name_at[CFS_OP_MAX] = {CFS_OPS(CFS_OP_NAME_AT)};
 #undef CFS_OP_NAME_AT
 
+#define CFS_OP_KEEPS(n, opcode, nofault, at, keeps, ...) keeps,
+static const bool cfs_op_kept[CFS_OP_MAX] = {CFS_OPS(CFS_OP_KEEPS)};
+#undef CFS_OP_KEEPS
+
+bool cfs_op_keeps(enum cfs_op op)
+{
+	return op < CFS_OP_MAX && cfs_op_kept[op];
+}
+
 const char *cfs_op_nofault(enum cfs_op op)
 {
 	return op < CFS_OP_MAX ? cfs_op_nofaults[op] : "not an operation chainfs serves";

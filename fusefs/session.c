@@ -132,15 +132,6 @@ static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, en
 	return false;
 }
 
-/* While rules stand, what the kernel may keep of a node's content after a read, a write, a
- * listing or a link body goes again, so the next one reaches the rules (coherence.c). */
-static void cfs_fault_after(struct cfs_daemon *d, uint64_t nodeid, enum cfs_op op)
-{
-	if (op == CFS_OP_read || op == CFS_OP_write || op == CFS_OP_readdir ||
-	    op == CFS_OP_readdirplus || op == CFS_OP_readlink)
-		cfs_coherence_uncache(d, nodeid);
-}
-
 /* Serve one request, timing our part of it for `stats`. */
 static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 {
@@ -157,8 +148,10 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	memcpy(copy, buf->mem, kept);
 	if (!faults || !cfs_fault_answer(d, in, op, buf->size)) {
 		fuse_session_process_buf(d->se, buf);
-		if (faults)
-			cfs_fault_after(d, nodeid, op);
+		/* while rules stand, what the kernel keeps of an answer goes, so the next
+		 * call reaches the rules (CFS_OPS' keeps) */
+		if (faults && cfs_op_keeps(op))
+			cfs_coherence_uncache(d, nodeid);
 		/* a handler flushes before it replies; whatever it left recorded still goes now */
 		cfs_coherence_flush(d);
 	}
