@@ -9,6 +9,8 @@ pidof_mount() {
 	"$FUSE_MOUNT" --pid "$1"
 }
 has_ping() { "$CTL" -s "$SOCK" ping >/dev/null 2>&1; }
+# the one delay rule has held a request
+held_once() { "$CTL" -s "$SOCK" --json fault list 2>/dev/null | grep -q '"hits":1[,}]'; }
 
 # A reader killed while its request waits 1.5 s in the daemon: the request is answered (or
 # dropped) later without harm, and everything else keeps working meanwhile. An OPEN (the
@@ -17,7 +19,7 @@ held_request() { # OP FILE
 	"$CTL" -s "$SOCK" fault add op=$1 path=/$2 delay=1500 >/dev/null
 	cat "$M/$2" >/dev/null 2>&1 &
 	victim=$!
-	sleep 0.3
+	check "$1: the request reached the daemon's delay" wait_for held_once
 	kill -9 $victim
 	wait $victim 2>/dev/null
 	expect "ok file" stat "$M/README"
@@ -38,7 +40,7 @@ expect "ok 33" cat "$M/chains/target"
 # dead mount and a new mount works.
 timeout 60 find "$M/tree" >/dev/null 2>"$T/find.err" &
 finder=$!
-sleep 1
+check "the find is under way" wait_for served "$SOCK" 300
 kill -9 "$(pidof_mount "$M")"
 wait $finder
 st=$?

@@ -115,6 +115,33 @@ check() {
 	if "$@"; then pass; else fail "$what"; fi
 }
 
+# wait_for COND...: until COND holds, asked every 0.1 s, for up to $wait_s seconds (10 unless
+# set); fails when the deadline passes. What a test waits for is the daemon's own account (a
+# stats counter, a rule's hits) or the kernel's, never a fixed sleep.
+wait_s=10
+wait_for() {
+	_wf=0
+	while ! "$@"; do
+		_wf=$((_wf + 1))
+		[ $_wf -gt $((wait_s * 10)) ] && return 1
+		sleep 0.1
+	done
+}
+
+# req SOCK OP: how many OP requests the daemon counted since the last `stats reset`
+req() {
+	timeout 30 "$CTL" -s "$1" stats |
+		awk -v op="$2" '/^requests:/ { s = 1; next } /^[a-z]/ { s = 0 }
+			s && $1 == op { n = $2 } END { print n + 0 }'
+}
+# reqs SOCK: every request counted, one number
+reqs() {
+	timeout 30 "$CTL" -s "$1" stats |
+		awk '/^requests:/ { s = 1; next } /^[a-z]/ { s = 0 } s { n += $2 } END { print n + 0 }'
+}
+# served SOCK N: the daemon has counted N requests or more (a walk is under way)
+served() { [ "$(reqs "$1")" -ge "$2" ]; }
+
 # expect WANT OP ARGS...: cfs-probe's line must start with WANT ("ok", "ELOOP", ...)
 expect() {
 	want=$1

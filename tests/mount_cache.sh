@@ -34,17 +34,6 @@ listed() {
 	*) fail "listing of $2: want '$1' in '$(printf '%s' "$got" | cut -c1-60)...'" ;;
 	esac
 }
-# req SOCK OP: how many OP requests the daemon counted since the last `stats reset`
-req() {
-	timeout 30 "$CTL" -s "$1" stats |
-		awk -v op="$2" '/^requests:/ { s = 1; next } /^[a-z]/ { s = 0 }
-			s && $1 == op { n = $2 } END { print n + 0 }'
-}
-# reqs SOCK: every request counted, one number
-reqs() {
-	timeout 30 "$CTL" -s "$1" stats |
-		awk '/^requests:/ { s = 1; next } /^[a-z]/ { s = 0 } s { n += $2 } END { print n + 0 }'
-}
 reset() { timeout 30 "$CTL" -s "$1" stats reset >/dev/null; }
 
 # --- the fast path is negotiated: a warm find sends nothing per directory --------------------

@@ -46,13 +46,16 @@ check "default spin is on" test "$(pc spin_us)" = 50
 check "half a CPU of quota: the spin counts 1 CPU ($(pc spin_cpus))" test "$(pc spin_cpus)" = 1
 check "--json shows it too" has "$(ctl --json stats)" '"spin_cpus":1'
 
-# A raised quota is read again after a second, at the next spin's sample.
+# A raised quota is read again after a second, at the next spin's sample: walk until the
+# spin counts it, for up to 5 s.
 echo 150000 >"$CG/cpu.cfs_quota_us"
 want=$(nproc)
 [ "$want" -gt 2 ] && want=2
-sleep 1.2
-find "$M" -maxdepth 3 >/dev/null
-check "1.5 CPUs, re-read: the spin counts $want ($(pc spin_cpus))" test "$(pc spin_cpus)" = "$want"
+spin_counts() { find "$M" -maxdepth 3 >/dev/null && [ "$(pc spin_cpus)" = "$1" ]; }
+wait_s=5
+wait_for spin_counts "$want"
+check "1.5 CPUs, re-read within 5 s: the spin counts $want ($(pc spin_cpus))" \
+	test "$(pc spin_cpus)" = "$want"
 
 unmount_cfs "$M"
 finish

@@ -75,7 +75,7 @@ M=$T/crash
 mount_cfs "$M" -o "transport=uring,ctl=$T/c.sock" || { fail mount; finish; exit 1; }
 timeout 60 find "$M/tree" >/dev/null 2>"$T/find.err" &
 finder=$!
-sleep 1
+check "the find is under way" wait_for served "$T/c.sock" 300
 kill -9 "$("$FUSE_MOUNT" --pid "$M")"
 wait $finder
 st=$?
