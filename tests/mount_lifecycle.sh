@@ -12,21 +12,10 @@ is_mounted() {
 	awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/mounts
 }
 
-# wait_for COND...: up to $wait_s seconds (10 unless set)
-wait_s=10
-wait_for() {
-	i=0
-	while ! "$@"; do
-		i=$((i + 1))
-		[ $i -gt $((wait_s * 10)) ] && return 1
-		sleep 0.1
-	done
+lookups_of() { # lookups_of MNT | -s SOCKET: the kernel's lookups the daemon counts
+	timeout 20 "$BUILD/chainfsctl" "$@" stats | awk '$1 == "lookups" { print $2 }'
 }
-
-lookups_of() { # lookups_of MNT: the kernel's lookups the daemon counts
-	timeout 20 "$BUILD/chainfsctl" "$1" stats | awk '$1 == "lookups" { print $2 }'
-}
-no_lookups() { [ "$(lookups_of "$1")" = 0 ]; }
+no_lookups() { [ "$(lookups_of "$@")" = 0 ]; }
 
 not() {
 	! "$@"
@@ -140,9 +129,10 @@ check "mount -t fuse chainfs#@default" mount -t fuse "$CHAINFS#@default" "$M" -o
 expect ok stat "$M/chains/40"
 check "umount of the fstab mount" umount "$M"
 
-# Under valgrind: mount, walk everything, drop the kernel's caches (it FORGETs what it
-# held), unmount. No leak, no error, and every lookup count is back to zero. A tree with
-# every generator, small enough for valgrind's pace.
+# Under valgrind: mount, walk everything, go through every control path (error paths
+# included), drop the kernel's caches (it FORGETs what it held), unmount. No leak (definite,
+# indirect or possible), no error, and every lookup count is back to zero. A tree with every
+# generator, small enough for valgrind's pace. Over the ring too, in the uring stage.
 cat >"$T/vg.spec" <<EOF
 file /target "end\n"
 chain /chains/50 50 /target
@@ -154,9 +144,66 @@ link /abs /target
 dir /wide
 tree /tree depth=3 fanout=8 files=40% links=20% seed=7
 EOF
+vctl() { timeout 120 "$CTL" -s "$T/vg.sock" "$@" >>"$T/vg.ctl" 2>&1; }
+# Each control command with the status chainfsctl must end with, between walks that meet
+# what the commands set: fault rules of every kind and refused ones, a recording and a
+# refused one, mode and limit switches, spec lines good and bad, a dump, a client that
+# leaves in the middle of a dump and one that sends garbage.
+valgrind_control() {
+	while read -r want cmd; do
+		case $want in
+		walk) eval "$cmd" >/dev/null 2>&1 ;;
+		*)
+			eval "vctl $cmd"
+			got=$?
+			check "valgrind: chainfsctl $cmd: status $want ($got)" test "$got" -eq "$want"
+			;;
+		esac
+	done <<-EOF
+		0 fault add op=read path=/target errno=EIO
+		0 fault add op=getattr path=/wide errno=ENOENT prob=0.5 seed=3
+		0 fault add op=readlink path=/chains/* delay=20
+		1 fault add op=write path=/target short=1
+		1 fault add op=bogus path=/x errno=EIO
+		1 fault add op=read path=/target short=0
+		walk cat "$M/target"; stat "$M/wide" "$M/wide"; readlink "$M/chains/50"
+		0 fault list
+		0 fault log
+		0 fault remove 1
+		1 fault remove 99
+		0 fault clear
+		0 record start "$T/vg.rec"
+		walk find "$M/tree"; mkdir "$M/nd"; touch "$M/nd/f"; mv "$M/nd/f" "$M/nd/g"; rm -r "$M/nd"
+		0 record stop
+		1 record start /nonexistent/dir/rec
+		0 mode collapse
+		walk stat -L "$M/chains/50"; ls -lR "$M"
+		0 mode kernel
+		walk find -L "$M/tree"
+		0 mode server
+		1 mode sideways
+		0 limits nest=3 total=10
+		1 limits total=nope
+		0 limits nest=40 total=100
+		1 resolve /loops/ring/x
+		0 'file "/x y/new" "hi\\n"'
+		0 'chain /c2/30 30 /target'
+		1 'link /broken'
+		0 dump
+	EOF
+	# shellcheck disable=SC2016
+	timeout 10 perl -MIO::Socket::UNIX -e '$s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die;
+		print $s "dump\n"; sysread($s, $b, 64)' "$T/vg.sock"
+	printf 'garbage \001\n' | timeout 10 socat - "UNIX-CONNECT:$T/vg.sock" >/dev/null
+	check "valgrind: serving after a client left mid-dump and one sent garbage" vctl ping
+	check "valgrind: the recording has lines" test -s "$T/vg.rec"
+	check "valgrind: a spec line through the socket" test "$(cat "$M/x y/new")" = hi
+}
 if command -v valgrind >/dev/null; then
-	G_MESSAGES_DEBUG=chainfs valgrind -q --leak-check=full --errors-for-leak-kinds=definite \
-		--error-exitcode=99 "$CHAINFS" -f -o follow=server,max_total=100 "$T/vg.spec" "$M" \
+	# shellcheck disable=SC2086
+	G_MESSAGES_DEBUG=chainfs valgrind -q --leak-check=full --show-leak-kinds=definite,indirect,possible \
+		--errors-for-leak-kinds=definite,indirect,possible --error-exitcode=99 "$CHAINFS" -f \
+		-o "follow=server,max_total=100,ctl=$T/vg.sock" $TRANSPORT_OPTS "$T/vg.spec" "$M" \
 		2>"$T/vg.log" &
 	PID=$!
 	PIDS="$PIDS $PID"
@@ -165,11 +212,13 @@ if command -v valgrind >/dev/null; then
 		timeout 300 find "$M" >/dev/null 2>&1
 		timeout 300 ls -lR "$M" >/dev/null 2>&1
 		timeout 60 cat "$M/chains/50" "$M/nest/12" >/dev/null
+		valgrind_control
 		sync
 		echo 2 >/proc/sys/vm/drop_caches
 		# the kernel's forgets follow drop_caches: wait on the daemon's own count
 		wait_s=30
-		wait_for no_lookups "$M" || echo "  lookups left: $(lookups_of "$M")" >&2
+		wait_for no_lookups -s "$T/vg.sock" ||
+			echo "  lookups left: $(lookups_of -s "$T/vg.sock")" >&2
 		fusermount3 -u "$M"
 	fi
 	wait "$PID"
