@@ -86,15 +86,8 @@ while [ $r -lt "$RUNS" ]; do
 	i=0
 	for op in stat cat; do
 		# rotate the contenders' order from run to run
-		set -- $CONTENDERS
-		k=$(((r * 2 + i) % 4))
-		while [ $k -gt 0 ]; do
-			x=$1
-			shift
-			set -- "$@" "$x"
-			k=$((k - 1))
-		done
-		for c in "$@"; do run_one "$c" $r $op; done
+		# shellcheck disable=SC2086
+		for c in $(rotate $((r * 2 + i)) $CONTENDERS); do run_one "$c" $r $op; done
 		i=$((i + 1))
 	done
 	r=$((r + 1))

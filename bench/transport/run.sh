@@ -190,17 +190,6 @@ rtt_run() {
 	awk -v v="$1" -v r="$2" '{ print v "," r "," $1 "," $2 "," $3 }' "$W/out/hist" >>"$RTT_HRAW"
 }
 
-rotate() { # rotate N WORDS...: the words, starting at index N mod count
-	_k=$(($1 % ($# - 1)))
-	shift
-	_i=0 _a= _b=
-	for _x in "$@"; do
-		if [ $_i -ge $_k ]; then _a="$_a $_x"; else _b="$_b $_x"; fi
-		_i=$((_i + 1))
-	done
-	echo $_a $_b
-}
-
 t_start=$(date +%s)
 bench_log "transport: $RUNS rounds of $VARIANTS; workloads $WORKLOADS rtt"
 r=0

@@ -175,6 +175,18 @@ machine_line() {
 		"$(awk '/MemTotal/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo)" "$(uname -sr)"
 }
 
+# rotate N WORDS...: the words, starting at index N mod count (a round's order of contenders)
+rotate() {
+	_k=$(($1 % ($# - 1)))
+	shift
+	_i=0 _a= _b=
+	for _x in "$@"; do
+		if [ $_i -ge $_k ]; then _a="$_a $_x"; else _b="$_b $_x"; fi
+		_i=$((_i + 1))
+	done
+	echo $_a $_b
+}
+
 # Awk functions for the scripts' tables, put before a program: med, mn, mx of a[k, 1..cnt].
 BENCH_AWK_STATS='
 function med(a, k, cnt,    i, j, t, v) {

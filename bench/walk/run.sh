@@ -243,25 +243,6 @@ one_run() {
 	stop
 }
 
-rotate() { # rotate N WORDS...: the words, starting at index N mod count
-	_k=$1
-	shift
-	_n=$#
-	_k=$((_k % _n))
-	_i=0
-	_out=
-	for _x in "$@"; do
-		[ $_i -ge $_k ] && _out="$_out $_x"
-		_i=$((_i + 1))
-	done
-	_i=0
-	for _x in "$@"; do
-		[ $_i -lt $_k ] && _out="$_out $_x"
-		_i=$((_i + 1))
-	done
-	echo $_out
-}
-
 t_start=$(date +%s)
 total=0
 for set in default big; do
