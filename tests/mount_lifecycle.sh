@@ -13,7 +13,7 @@ is_mounted() {
 }
 
 lookups_of() { # lookups_of MNT | -s SOCKET: the kernel's lookups the daemon counts
-	timeout 20 "$BUILD/chainfsctl" "$@" stats | awk '$1 == "lookups" { print $2 }'
+	timeout 20 "$CTL" "$@" stats | awk '$1 == "lookups" { print $2 }'
 }
 no_lookups() { [ "$(lookups_of "$@")" = 0 ]; }
 

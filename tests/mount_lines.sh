@@ -91,13 +91,12 @@ check "collapse after kernel mode: the 100,000-link chain resolves every time ($
 	test "$bad" -eq 0
 # the walkers stop here, each with the walk it is in (killing the loop would leave that one
 # running): their listings of the next mount would refresh what it must show by invalidation
+gone() { ! kill -0 "$1" 2>/dev/null; }
 : >"$T/walkers.stop"
-i=0
-while kill -0 "$walker" 2>/dev/null && [ $i -lt 300 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-check "the walkers stopped" not kill -0 "$walker" 2>/dev/null
+wait_s=30
+wait_for gone "$walker"
+wait_s=10
+check "the walkers stopped" gone "$walker"
 unmount_cfs "$M"
 
 # Server mode, what no request tells the kernel: a link's entry shows its target, so a link
@@ -200,27 +199,33 @@ check "kernel: the root lists dl as a link ($k)" has_word "$k" dl:l
 # are pruned: only its own invalidation at the switch can drop that listing
 k=$(kinds "$M/kept")
 check "kernel: kept lists l as a link ($k)" test "$k" = "l:l"
-python3 -c 'import os, sys, time
+# hold DIR: keep DIR open for a minute in the background (its inode stays, its listing with
+# it), once it is open; the holder's pid in $holder
+hold() {
+	rm -f "$T/held"
+	python3 -c 'import os, sys, time
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
-time.sleep(60)' "$M/kept" &
-holder=$!
-PIDS="$PIDS $holder"
+open(sys.argv[2], "w").close()
+time.sleep(60)' "$1" "$T/held" &
+	holder=$!
+	PIDS="$PIDS $holder"
+	wait_for test -e "$T/held"
+}
+hold "$M/kept"
 # requests KIND...: how many of those the daemon was sent, summed
-requests() { ctl --json stats | python3 -c 'import json, sys
-r = json.load(sys.stdin)["requests"]
-print(sum(r.get(k, 0) for k in sys.argv[1:]))' "$@"; }
+requests() {
+	_n=0
+	for _k; do _n=$((_n + $(req "$SOCK" "$_k"))); done
+	echo $_n
+}
+forgot_since() { [ "$(requests forget forget_multi)" -gt "$1" ]; }
 # prune: the kernel frees unused dentries (drop_caches=2; the pages of held inodes stay) and
 # forgets their nodes; waits for the first FORGET, with a deadline
 prune() {
 	_f0=$(requests forget forget_multi)
 	sync
 	echo 2 >/proc/sys/vm/drop_caches
-	_i=0
-	while [ "$(requests forget forget_multi)" -le "$_f0" ] && [ $_i -lt 100 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-	[ "$(requests forget forget_multi)" -gt "$_f0" ]
+	wait_for forgot_since "$_f0"
 }
 check "pruned dentries: the kernel forgot their nodes" prune
 ctl mode server >/dev/null
@@ -250,28 +255,12 @@ check "... and asked for again after drop, its entries forgotten ($n1, then $n2)
 # forgotten (no entry invalidation under the directory), a change of the target elsewhere must
 # still drop that listing (the listings noted as showing resolved links)
 ctl mode server >/dev/null
-k=$(python3 -c 'import os, subprocess, sys, time
-def kinds(p):
-    k = lambda e: ":l" if e.is_symlink() else ":d" if e.is_dir(follow_symlinks=False) else ":f"
-    return " ".join(sorted(e.name + k(e) for e in os.scandir(p)))
-def forgets():
-    out = subprocess.run(sys.argv[2:] + ["--json", "stats"], capture_output=True, check=True)
-    r = __import__("json").loads(out.stdout)["requests"]
-    return r.get("forget", 0) + r.get("forget_multi", 0)
-m = sys.argv[1]
-fd = os.open(m + "/kept", os.O_RDONLY | os.O_DIRECTORY)  # the listing stays with the inode
-before = kinds(m + "/kept")
-f0 = forgets()
-os.sync()
-with open("/proc/sys/vm/drop_caches", "w") as f:
-    f.write("2")
-for i in range(100):
-    if forgets() > f0:
-        break
-    time.sleep(0.1)
-os.rmdir(m + "/f")
-os.close(os.open(m + "/f", os.O_CREAT | os.O_WRONLY, 0o644))
-print(before, kinds(m + "/kept"))' "$M" "$CTL" -s "$SOCK")
+hold "$M/kept"
+k=$(kinds "$M/kept")
+prune
+rmdir "$M/f" && : >"$M/f"
+k="$k $(kinds "$M/kept")"
+kill "$holder" && wait "$holder" 2>/dev/null
 check "server: a held listing with its link forgotten shows the new kind of the target ($k)" \
 	test "$k" = "l:d l:f"
 unmount_cfs "$M"
