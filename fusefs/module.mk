@@ -24,7 +24,7 @@ TEST_BINS += $(BUILD)/cfs-probe
 $(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o \
-	$(BUILD)/fusefs/replay.o
+	$(BUILD)/fusefs/replay.o $(BUILD)/fusefs/replay_line.o $(BUILD)/fusefs/replay_at.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) $(LIBS_URING) -lpthread
