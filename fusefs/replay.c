@@ -6,9 +6,10 @@
  * The rest is counted as skipped: setattr, write and link (the line lacks what changed),
  * mknod (device numbers), flush, release, releasedir and fsync (they follow a close, not a
  * syscall of their own), xattrs (answered ENOSYS on purpose), init, and opcodes libfuse
- * answered itself (their result is null). Every path is made beneath MNT (replay_at.c); a
- * line whose path would leave it is refused and counted. A line that is not a recorded
- * request (replay_line.c) stops the replay with its number.
+ * answered itself (their result is null). Every path is walked with MNT as its root
+ * (replay_at.c); a line whose path is not one a recorder writes (a "..") is refused and
+ * counted. A line that is not a recorded request (replay_line.c) stops the replay with its
+ * number.
  */
 #include "replay.h"
 #include "replay_int.h"
@@ -105,10 +106,9 @@ static void replay_refused(struct replay_op *r, const struct replay_line *l, int
 	if (r->refused++ >= REPLAY_SHOW_DIFFS)
 		return;
 	char *p = replay_shown(l->path), *to = l->to ? replay_shown(l->to) : NULL;
-	g_string_append_printf(r->diffs, "  %s %s%s%s: refused, %s\n", l->op, p, to ? " -> " : "",
-			       to ? to : "",
-			       why == REPLAY_NOT_BENEATH ? "not a path beneath the mount"
-							 : "its walk would leave the mount");
+	g_string_append_printf(
+	    r->diffs, "  %s %s%s%s: refused, %s\n", l->op, p, to ? " -> " : "", to ? to : "",
+	    why == REPLAY_NOT_BENEATH ? "not a path beneath the mount" : "its walk left the mount");
 	g_free(p);
 	g_free(to);
 }

@@ -1,18 +1,21 @@
 /*
  * A recorded request made again beneath MNT (replay_int.h). A recording names paths in the
  * mount it came from; joined to MNT as strings they could climb out of it ("/../../x"), and
- * even an honest one walks through links it made itself (`ln -s /var/tmp l; echo > l/x`,
- * on a tmpfs copy, writes the host's /var/tmp). So no path is ever handed to the kernel
- * whole from "/": a recorded path must be /NAME/NAME... (no "", "." or ".." names), and the
- * kernel walks it from MNT's fd with RESOLVE_BENEATH, which fails with EXDEV at anything that
- * would leave MNT: a "..", an absolute link, or one climbing above MNT. Such a line is
- * refused, not replayed. RESOLVE_BENEATH rather than RESOLVE_IN_ROOT: re-rooting a link
- * would make a request the recording never made, and hide it; refusing shows it.
+ * even an honest one walks through links it made itself (server mode, `ln -s /var/tmp l;
+ * echo > l/x` where the tree has /var/tmp, records a create of /l/x: on a tmpfs copy that
+ * wrote the host's /var/tmp). So no path is ever handed to the kernel whole:
  *
- * Operations on a name (lookup, readlink, and every change) open the name's directory that
- * way and act on the last name with an *at call that does not follow it; operations on a
- * node (open, a listing, access, statfs) open the node itself that way, following a last
- * link only if it stays beneath MNT.
+ * - A recorded path must be what a recorder writes, /NAME/NAME... with no "", "." or ".."
+ *   name; any other line is refused (REPLAY_NOT_BENEATH), not replayed.
+ * - The kernel walks it from MNT's fd with openat2 RESOLVE_IN_ROOT: MNT is the walk's "/",
+ *   so an absolute link names a place in MNT and a ".." stops at MNT, as chainfs itself
+ *   resolves them (abslinks=inroot, server and collapse modes). The create above then makes
+ *   MNT/var/tmp/x, as the recorded mount made its own var/tmp/x: the replay matches the
+ *   recording, where RESOLVE_BENEATH would have refused an honest line. A walk the kernel
+ *   still sees leaving (EXDEV: a rename raced it out) is refused (REPLAY_LEAVES).
+ * - Operations on a name (lookup, readlink, and every change) open the name's directory
+ *   that way and act on the last name with an *at call that does not follow it; operations
+ *   on a node (open, a listing, access, statfs) open the node itself that way.
  */
 #include "replay_int.h"
 
@@ -30,12 +33,12 @@
 #include <unistd.h>
 
 enum {
-	REPLAY_RESOLVE = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
+	REPLAY_RESOLVE = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	/* openat2 answers EAGAIN when a rename raced a ".." in the walk: try again a few times */
 	REPLAY_RACE_TRIES = 8,
 };
 
-/* A file descriptor of REL beneath MNTFD, or a negative errno (-EXDEV: it would leave). */
+/* A file descriptor of REL in MNTFD's tree, or a negative errno (-EXDEV: it left). */
 static int replay_open(int mntfd, const char *rel, int flags)
 {
 	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = REPLAY_RESOLVE};

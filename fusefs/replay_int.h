@@ -35,14 +35,15 @@ void replay_line_clear(struct replay_line *l);
 enum {
 	REPLAY_SKIPPED = -1, /* an operation replay does not make, or a line lacking its argument */
 	REPLAY_NOT_BENEATH = -2, /* refused: a recorded path that is not /NAME/NAME... */
-	REPLAY_LEAVES = -3,	 /* refused: its walk would leave MNT (a link up or absolute) */
+	REPLAY_LEAVES = -3,	 /* refused: the kernel saw the walk leave MNT (a race) */
 };
 
 /* 0 when this kernel can resolve beneath MNTFD (openat2, Linux 5.6), else a negative errno. */
 int replay_at_probe(int mntfd);
 /* Make L's request again beneath the directory MNTFD (an O_PATH fd of MNT): every walk is an
- * openat2 with RESOLVE_BENEATH from MNTFD, every change an *at call on one name in a
- * directory so opened. Returns the syscall's errno (0: success) or one of the above. */
+ * openat2 from MNTFD with RESOLVE_IN_ROOT (MNT is its "/"), every change an *at call on one
+ * name in a directory so opened. Returns the syscall's errno (0: success) or one of the
+ * above. */
 int replay_at(int mntfd, const struct replay_line *l);
 
 #endif
