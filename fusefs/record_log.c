@@ -54,8 +54,9 @@ static int cfs_recorder_create(const char *file, bool replace)
 
 	if (fd >= 0 || errno != EEXIST || !replace)
 		return fd >= 0 ? fd : -errno;
-	/* a fifo cannot hold us here: ENXIO (as for a socket or a device without one) */
-	fd = open(file, flags | O_NONBLOCK, 0600);
+	/* no O_CREAT: it exists, and O_CREAT on a symlink in a sticky directory is EACCES, not
+	 * ELOOP; a fifo cannot hold us here: ENXIO (as for a socket or a device without one) */
+	fd = open(file, (flags & ~O_CREAT) | O_NONBLOCK);
 	if (fd < 0)
 		return errno == ENXIO ? -EINVAL : -errno;
 	if (fstat(fd, &st))
