@@ -111,13 +111,16 @@ check "through links out: not found in MNT" has "$out" "create /abs/new: recorde
 check "the links the recording made are in MNT" test -L "$T/dst/abs" -a -L "$T/dst/up"
 check "the names made through them were not made" test ! -e "$T/dst/stolen" -a ! -e "$T/dst/sub"
 
-# the same with a copy of the host's path inside MNT: what the links name there changes
+# the same with a copy of the host's path inside MNT: the links name MNT's copy
 mkdir -p "$T/dst2$HOST/edir"
 printf 'inside\n' >"$T/dst2$HOST/canary"
 snap >"$S/before2"
-replay "$T/hostile.jsonl" "$T/dst2"
+replay "$T/hostile.jsonl" "$T/dst2" "$ASAN_CTL" # every operation, under ASan/UBSan
 snap >"$S/after2"
 same_output "the host, MNT holding its path" "$S/before2" "$S/after2"
+check "the same status under ASan" test "$rc" -eq 3
+check "no sanitizer report" not has "$out" "Sanitizer" 2>/dev/null
+check "no UBSan report" not has "$out" "runtime error" 2>/dev/null
 check "an absolute link names MNT's own copy" test ! -e "$T/dst2$HOST/canary"
 
 # --- an honest server-mode recording onto the materialized copy ------------------------------
