@@ -91,14 +91,15 @@ static int replay_expected(const char *op, int err)
 	return err;
 }
 
-/* A recorded path as it may be shown on a terminal: control bytes escaped, UTF-8 kept. */
+/* A recorded path as it may be shown on a terminal: control bytes escaped, valid UTF-8 kept
+ * (bytes that are not UTF-8 are escaped too: a lone 0x9b is a control for some terminals). */
 static char *replay_shown(const char *path)
 {
 	static char high[129];
 
 	for (int i = 0; !high[0] && i < 128; i++)
 		high[i] = (char)(0x80 + i);
-	return g_strescape(path, high);
+	return g_strescape(path, g_utf8_validate(path, -1, NULL) ? high : NULL);
 }
 
 static void replay_refused(struct replay_op *r, const struct replay_line *l, int why)
