@@ -85,11 +85,11 @@ static bool replay_canonical(const char *p)
 static int replay_parent(int mntfd, const char *p, int *dfd, const char **name)
 {
 	char dir[PATH_MAX];
-	const char *slash = strrchr(p, '/');
-	size_t n = (size_t)(slash - p);
 
 	if (!replay_canonical(p))
 		return REPLAY_NOT_BENEATH;
+	const char *slash = strrchr(p, '/'); /* there is one: P starts with it */
+	size_t n = (size_t)(slash - p);
 	if (n >= sizeof(dir))
 		return ENAMETOOLONG;
 	*name = slash[1] ? slash + 1 : ".";
@@ -203,6 +203,10 @@ static int on_statfs(int fd)
 
 enum replay_needs { NEEDS_NONE, NEEDS_MODE, NEEDS_TARGET, NEEDS_TO };
 
+/* A fifo or a terminal where the recording had a file must not hold replay or become its
+ * terminal: opens do not wait, and never take a controlling terminal. */
+#define REPLAY_RD (O_RDONLY | O_NONBLOCK | O_NOCTTY)
+
 /* Each operation replay makes: on a name (AT) or on the node opened with FLAGS (ON). */
 static const struct replay_verb {
 	const char *op;
@@ -214,11 +218,11 @@ static const struct replay_verb {
     {"lookup", at_lstat, NULL, 0, NEEDS_NONE},
     {"getattr", at_lstat, NULL, 0, NEEDS_NONE},
     {"readlink", at_readlink, NULL, 0, NEEDS_NONE},
-    {"open", NULL, on_read, O_RDONLY, NEEDS_NONE},
-    {"read", NULL, on_read, O_RDONLY, NEEDS_NONE},
-    {"opendir", NULL, on_open, O_RDONLY | O_DIRECTORY, NEEDS_NONE},
-    {"readdir", NULL, on_list, O_RDONLY | O_DIRECTORY, NEEDS_NONE},
-    {"readdirplus", NULL, on_list, O_RDONLY | O_DIRECTORY, NEEDS_NONE},
+    {"open", NULL, on_read, REPLAY_RD, NEEDS_NONE},
+    {"read", NULL, on_read, REPLAY_RD, NEEDS_NONE},
+    {"opendir", NULL, on_open, REPLAY_RD | O_DIRECTORY, NEEDS_NONE},
+    {"readdir", NULL, on_list, REPLAY_RD | O_DIRECTORY, NEEDS_NONE},
+    {"readdirplus", NULL, on_list, REPLAY_RD | O_DIRECTORY, NEEDS_NONE},
     {"access", NULL, on_access, O_PATH, NEEDS_NONE},
     {"statfs", NULL, on_statfs, O_PATH, NEEDS_NONE},
     {"mkdir", at_mkdir, NULL, 0, NEEDS_MODE},

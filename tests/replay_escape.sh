@@ -3,9 +3,10 @@
 # ("/../host/canary") or go through links it makes itself pointing out (by ".." and
 # absolutely), with every operation replay makes and those it skips, leaves a host canary
 # outside MNT as it was (names, types, modes, sizes, times, contents); lines with a ".." are
-# refused, counted and make the status 3. An honest server-mode recording of `ln -s ABS lnk;
-# echo > lnk/x` (ABS a directory of the tree and of the host alike) replays onto a tmpfs
-# holding the materialized copy with MNT as the root: the copy gets x, the host does not.
+# refused, counted and make the status 3; a fifo where a file was recorded does not hold
+# replay. An honest server-mode recording of `ln -s ABS lnk; echo > lnk/x` (ABS a directory
+# of the tree and of the host alike) replays onto a tmpfs holding the materialized copy with
+# MNT as the root: the copy gets x, the host does not.
 # Lines that are not recorded requests (a non-string op, JSON nested 100000 deep, missing
 # members, wrong types) stop replay with FILE:LINE: and status 2, never a crash, in the plain
 # and the ASan/UBSan build.
@@ -16,9 +17,11 @@ make -s -C "$ROOT" BUILD=build-asan OPT="-O1 -g -fno-omit-frame-pointer" \
 	SAN="-fsanitize=address,undefined -fno-sanitize-recover=all" build-asan/chainfsctl >&2
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=97
 
-# replay FILE MNT [CTL]: the output (stdout and stderr) in $out, the status in $rc
+# replay FILE MNT [CTL]: the output (stdout and stderr) in $out, the status in $rc (124 when
+# it took longer than $replay_s seconds)
+replay_s=120
 replay() {
-	out=$(timeout 120 "${3:-$CTL}" replay "$1" "$2" 2>&1)
+	out=$(timeout "$replay_s" "${3:-$CTL}" replay "$1" "$2" 2>&1)
 	rc=$?
 }
 # rec OP PATH [MEMBERS]: one recorded line that succeeded
@@ -122,6 +125,16 @@ check "the same status under ASan" test "$rc" -eq 3
 check "no sanitizer report" not has "$out" "Sanitizer" 2>/dev/null
 check "no UBSan report" not has "$out" "runtime error" 2>/dev/null
 check "an absolute link names MNT's own copy" test ! -e "$T/dst2$HOST/canary"
+
+# a fifo where the recording opened a file: replay does not wait for a writer
+mkdir "$T/fifo"
+mkfifo "$T/fifo/f"
+{ rec open /f; rec read /f; rec opendir /f; } >"$T/fifo.jsonl"
+replay_s=20
+replay "$T/fifo.jsonl" "$T/fifo"
+replay_s=120
+check "a fifo does not hold replay" test "$rc" -eq 1
+check "... its opens succeed" has "$out" "opendir /f: recorded 0, replayed ENOTDIR"
 
 # --- an honest server-mode recording onto the materialized copy ------------------------------
 HOST2=$T/host2 # a directory of the host, and the same path in the tree
