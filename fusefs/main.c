@@ -21,7 +21,7 @@ enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do
 
 struct cfs_cmdline {
 	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport;
-	int materialize, keep_ids;
+	int materialize, keep_ids, record_replace;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data;
 	char *positional[3];
 	int npositional;
@@ -40,6 +40,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
     CFS_OPT("transport=%s", transport),
     CFS_OPT("ctl=%s", ctl),
     CFS_OPT("record=%s", record),
+    CFS_OPT("record_replace", record_replace),
     CFS_OPT("max_nest=%s", max_nest),
     CFS_OPT("max_total=%s", max_total),
     CFS_OPT("entry_timeout=%s", entry_timeout),
@@ -89,7 +90,10 @@ static void cfs_usage(const char *prog)
 	       "                           with K, M, G or T, or N%% of RAM (default 50%%)\n"
 	       "    -o ctl=PATH            control socket path\n"
 	       "    -o record=FILE         one JSON line per request to FILE, for\n"
-	       "                           chainfsctl replay (pollcore loop only)\n"
+	       "                           chainfsctl replay (pollcore loop only); made\n"
+	       "                           new, mode 0600: an existing FILE is refused\n"
+	       "    -o record_replace      with record=FILE: empty an existing FILE (a\n"
+	       "                           regular file of ours with one name) instead\n"
 	       "    -o opens=skip|answer   skip: the kernel opens files and directories\n"
 	       "                           itself and keeps listings (default); answer:\n"
 	       "                           every open reaches chainfs (to fault opens)\n"
@@ -218,11 +222,16 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	    cfs_parse_timeout("attr_timeout", c->attr_timeout, &o->attr_timeout) ||
 	    cfs_parse_size("max_data", c->max_data, &o->max_data))
 		return -EINVAL;
+	if (c->record_replace && !c->record) {
+		fprintf(stderr, "chainfs: -o record_replace needs -o record=FILE\n");
+		return -EINVAL;
+	}
 	o->follow = (enum cfs_follow)follow;
 	o->loop = (enum cfs_loop_kind)loop;
 	o->abslinks_raw = raw;
 	o->ctl_path = c->ctl;
 	o->record = c->record;
+	o->record_replace = c->record_replace;
 	o->opens = (enum cfs_opens)how;
 	o->transport = (enum cfs_transport_kind)transport;
 	return 0;

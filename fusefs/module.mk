@@ -24,7 +24,7 @@ TEST_BINS += $(BUILD)/cfs-probe
 $(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o \
-	$(BUILD)/fusefs/replay.o
+	$(BUILD)/fusefs/replay.o $(BUILD)/fusefs/replay_line.o $(BUILD)/fusefs/replay_at.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) $(LIBS_URING) -lpthread
@@ -91,6 +91,7 @@ SHELL_TESTS += tests/mount_inval.sh
 SHELL_TESTS += tests/control_dump.sh
 SHELL_TESTS += tests/coherence.sh
 SHELL_TESTS += tests/record.sh
+SHELL_TESTS += tests/replay_escape.sh
 SHELL_TESTS += tests/mount_uring.sh
 SHELL_TESTS += tests/mount_uring_fallback.sh
 # the mount suites check-uring runs again over the ring (CHAINFS_TRANSPORT=uring), one a line:
@@ -108,6 +109,7 @@ URING_TESTS += tests/conformance.sh
 URING_TESTS += tests/mount_lines.sh
 URING_TESTS += tests/crash.sh
 URING_TESTS += tests/record.sh
+URING_TESTS += tests/replay_escape.sh
 URING_TESTS += tests/mount_faults.sh
 URING_TESTS += tests/mount_broken.sh
 URING_TESTS += tests/mount_diff.sh

@@ -449,9 +449,10 @@ static int cfs_open_record(struct cfs_daemon *d)
 		return -EINVAL;
 	}
 	gchar *abs = g_canonicalize_filename(d->opts.record, NULL);
-	err = cfs_record_prepare(d, abs);
+	err = cfs_record_prepare(d, abs, d->opts.record_replace);
 	if (err)
-		fprintf(stderr, "chainfs: record=%s: %s\n", abs, strerror(-err));
+		fprintf(stderr, "chainfs: record=%s: %s\n", abs,
+			cfs_record_error(-err, d->opts.record_replace));
 	g_free(abs);
 	return err;
 }
