@@ -1,7 +1,9 @@
 #!/bin/sh
 # Mounts that cannot hurt the host, however they are made: chainfs mounts only on a directory;
-# every mount is nosuid,nodev (direct, fuse-mount.sh, mount -t fuse through mount.fuse3)
-# unless -o suid / -o dev ask otherwise.
+# fuse-mount.sh refuses a second mount on a mountpoint before touching the first one's pid and
+# log; every mount is nosuid,nodev (direct, fuse-mount.sh, mount -t fuse through mount.fuse3)
+# unless -o suid / -o dev ask otherwise; fuse-mount.sh -u unmounts chainfs mounts only, and
+# any name, spaces and newlines included.
 . "$(dirname "$0")/lib.sh"
 
 M=$T/m
@@ -11,6 +13,10 @@ export CHAINFS_STATE_DIR=$ST
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 # mount.fuse3's option list: the suite's transport, no control socket, open to uid 65534
 MF_OPTS=allow_other,ctl=none${CHAINFS_TRANSPORT:+,transport=$CHAINFS_TRANSPORT}
+# a mountpoint named with a space and a newline; lib.sh's MOUNTS splits on both
+NL="$T/a b
+c"
+trap 'umount -l "$NL" 2>/dev/null; cleanup' EXIT
 
 # mflags MNT: the mount's own flags (mountinfo field 6), e.g. rw,nosuid,nodev,relatime
 mflags() {
@@ -61,6 +67,38 @@ timeout 20 "$CHAINFS" $TRANSPORT_OPTS -o ctl=none "$T/spec" "$T/spec.orig" 2>"$T
 check "chainfs SPEC FILE: exit non-zero" test $? -ne 0
 check "... the file is intact" cmp -s "$T/spec" "$T/spec.orig"
 check "... nothing mounted on it" not is_mounted "$T/spec.orig"
+
+# A second fuse-mount.sh on a mounted mountpoint: refused before starting, the first
+# one's pidfile and log untouched, its daemon still serving.
+check "mount" mount_cfs "$M"
+key=$(printf '%s' "$M" | cksum | cut -d' ' -f1)
+pid1=$("$FUSE_MOUNT" --pid "$M")
+cp "$ST/$key.pid" "$T/pid.before"
+echo "first mount's log" >>"$M.log"
+cp "$M.log" "$T/log.before"
+CHAINFS_LOG=$M.log "$FUSE_MOUNT" "$M" 2>"$T/err"
+check "a second fuse-mount.sh on a chainfs mount: exit non-zero" test $? -ne 0
+check "... says it is a mount point" grep -q "already a mount point" "$T/err"
+check "... the pidfile is the first one's" cmp -s "$ST/$key.pid" "$T/pid.before"
+check "... its log is untouched" cmp -s "$M.log" "$T/log.before"
+check "... --pid names the first daemon" test "$("$FUSE_MOUNT" --pid "$M")" = "$pid1"
+expect ok stat "$M/chains/5"
+CHAINFS_LOG=$T/second.log "$FUSE_MOUNT" -o follow=server "$M" 2>/dev/null
+check "a second mount with its own log: refused too" test $? -ne 0
+check "... and started nothing" test ! -e "$T/second.log"
+check "-u" "$FUSE_MOUNT" -u "$M"
+# Another mount made there while the daemon builds its tree: the daemon then fails ("already
+# a mount point"); fuse-mount.sh must say so, not take the other mount's answer for its own.
+printf 'wide /w 400000\n' >"$T/big.spec"
+"$FUSE_MOUNT" -o ctl=none "$T/big.spec" "$M" 2>"$T/err" &
+fm=$!
+wait_for test -s "$ST/$key.pid"
+mount_tmpfs "$M"
+wait "$fm"
+check "a mount made meanwhile by another: fuse-mount.sh fails" test $? -ne 0
+check "... saying chainfs exited" grep -q "chainfs exited" "$T/err"
+check "... the pidfile is gone" test ! -e "$ST/$key.pid"
+umount "$M"
 
 # nosuid,nodev by default on every path in; -o suid / -o dev turn each on.
 D=$T/direct
@@ -115,4 +153,39 @@ check "mount.fuse3 -o suid,dev: the node opens, id runs as root ($got)" \
 	test "$got" = "opens euid=0"
 check "mount.fuse3 -o suid,dev: unmounted" mf_umount "$F"
 
+# -u touches chainfs mounts only: a tmpfs is refused, and stays mounted and whole.
+TM=$T/tmpfs
+mount_tmpfs "$TM"
+echo keep >"$TM/file"
+"$FUSE_MOUNT" -u "$TM" 2>"$T/err"
+check "-u on a tmpfs: exit non-zero" test $? -ne 0
+check "... says it is not chainfs's" grep -q "not chainfs's" "$T/err"
+check "... the tmpfs is still mounted" is_mounted "$TM"
+check "... with its file" test "$(cat "$TM/file")" = keep
+# a busy tmpfs is not detached lazily either
+(cd "$TM" && sleep 30) &
+busy=$!
+PIDS="$PIDS $busy"
+"$FUSE_MOUNT" -u "$TM" 2>/dev/null
+check "-u on a busy tmpfs: exit non-zero" test $? -ne 0
+check "... still mounted" is_mounted "$TM"
+kill "$busy"
+umount "$TM"
+
+# -u of a directory that is not mounted: exit non-zero, with a message.
+mkdir -p "$T/plain"
+"$FUSE_MOUNT" -u "$T/plain" 2>"$T/err"
+check "-u on a plain directory: exit non-zero" test $? -ne 0
+check "... says it is not mounted" grep -q "not mounted" "$T/err"
+
+# A mountpoint named with a space and a newline mounts, answers --pid, and -u unmounts it and
+# stops its daemon.
+mkdir -p "$NL"
+check "mount on a name with a space and a newline" "$FUSE_MOUNT" "$NL"
+check "... mounted" test -e "$NL/chains/5"
+nlpid=$("$FUSE_MOUNT" --pid "$NL")
+check "... --pid names the daemon" test "$(readlink "/proc/$nlpid/exe")" = "$CHAINFS"
+check "... -u" "$FUSE_MOUNT" -u "$NL"
+check "... unmounted" test ! -e "$NL/chains"
+check "... the daemon is gone" wait_for gone "$nlpid"
 finish
