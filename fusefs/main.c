@@ -3,6 +3,7 @@
  * tree (all of it, before anything is mounted), mount, and serve until unmounted or signalled.
  */
 #include "daemon.h"
+#include "mountflags.h"
 #include "pc.h"
 #include "ops.h"
 #include "session.h"
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do */
@@ -102,6 +104,9 @@ static void cfs_usage(const char *prog)
 	       "                           this long for the next (default %d; 0: never)\n"
 	       "    -o transport=dev|uring|auto  /dev/fuse (default), FUSE over io_uring\n"
 	       "                           (or no mount), or the ring when the kernel allows\n"
+	       "    -o suid, -o dev        honour set-id bits, open device nodes (default:\n"
+	       "                           nosuid,nodev, whoever mounts; mount.fuse3's own\n"
+	       "                           dev,suid do not count)\n"
 	       "    --materialize          write SPEC's tree to DIR as real files and exit\n"
 	       "    --keep-ids             with --materialize: owners (as root) and set-id\n"
 	       "                           bits as SPEC gives them (default: dropped)\n\n",
@@ -301,6 +306,26 @@ static void cfs_log(const gchar *domain, GLogLevelFlags level, const gchar *msg,
 	fprintf(stderr, "chainfs: %s: %s\n", what, msg);
 }
 
+/* FUSE could mount on a file, but chainfs serves a directory: `chainfs SPEC` (no mountpoint)
+ * would hide the spec file under a tree that answers EIO. Checked before the tree is built. */
+static int cfs_check_mountpoint(const char *mnt, const char *prog)
+{
+	struct stat st;
+
+	if (stat(mnt, &st) != 0) {
+		fprintf(stderr, "chainfs: %s: %s\n", mnt, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"chainfs: %s: not a directory; chainfs mounts only on a directory "
+			"(usage: %s [options] [SPEC] MOUNTPOINT)\n",
+			mnt, prog);
+		return -1;
+	}
+	return 0;
+}
+
 static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
 	char **strs[] = {&c->follow,	&c->abslinks,	   &c->loop,	     &c->ctl,
@@ -333,7 +358,8 @@ int main(int argc, char *argv[])
 	 * and killing set-id bits on write answer as on tmpfs. Without it a mount with
 	 * allow_other would let any user read and change anything; no option turns it off. */
 	if (fuse_opt_parse(&args, &c, cfs_opt_spec, cfs_opt_proc) == -1 ||
-	    fuse_opt_add_arg(&args, "-odefault_permissions") != 0)
+	    fuse_opt_add_arg(&args, "-odefault_permissions") != 0 ||
+	    cfs_mount_flags(&args, argc, argv) != 0)
 		goto out;
 	if (c.materialize) {
 		if (c.npositional < 1 || c.npositional > 2) {
@@ -369,6 +395,10 @@ int main(int argc, char *argv[])
 	}
 	if (cfs_apply_cmdline(&c, &d.opts))
 		goto out;
+	if (cfs_check_mountpoint(fo.mountpoint, argv[0])) {
+		rc = 1; /* mounting failed, as for a mountpoint already mounted */
+		goto out;
+	}
 	d.opts.spec = c.npositional == 2 ? c.positional[0] : NULL;
 	d.opts.mountpoint = fo.mountpoint;
 	d.tree = cfs_build_tree(d.opts.spec, d.opts.max_data);

@@ -12,7 +12,7 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o coherence.o \
 	optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o ctlpath.o \
-	latency.o record.o record_log.o transport.o)
+	latency.o record.o record_log.o transport.o mountflags.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 # the FUSE-over-io_uring transport (transport.c) is built on Debian's liburing
 CFLAGS_URING = $(shell pkg-config --cflags liburing)
@@ -94,6 +94,7 @@ SHELL_TESTS += tests/record.sh
 SHELL_TESTS += tests/replay_escape.sh
 SHELL_TESTS += tests/mount_uring.sh
 SHELL_TESTS += tests/mount_uring_fallback.sh
+SHELL_TESTS += tests/mount_safe.sh
 # the mount suites check-uring runs again over the ring (CHAINFS_TRANSPORT=uring), one a line:
 # every script that mounts through mount_cfs, i.e. all but the spin's own (mount_spin_quota),
 # the transports' (mount_uring*), those that mount nothing (spec_errors) or mount through
@@ -123,6 +124,7 @@ URING_TESTS += tests/coherence.sh
 URING_TESTS += tests/fuse_mount.sh
 URING_TESTS += tests/stress.sh
 URING_TESTS += tests/cli.sh
+URING_TESTS += tests/mount_safe.sh
 
 # make stress: the long run of the kernel cache coherence property (STRESS_STEPS random
 # changes, each checked against a fresh mount of the daemon's dump; CHAINFS_SEED replays)
