@@ -252,25 +252,15 @@ static int spec_mat_file(struct spec_mat *m, const char *name, const char *path,
 	return err ? spec_mat_fail(m, path, what, err) : 0;
 }
 
-/* A device node keeps the tree's mode only with CFS_MAT_KEEP_IDS (a spec is not to hand out a
- * writable /dev/kmsg); else at most 0600, and whoever made the copy is told. */
-static mode_t spec_mat_mode(struct spec_mat *m, const char *path, const struct stat *st)
-{
-	mode_t mode = st->st_mode & m->modes;
-
-	if (!(S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode)) || m->devices || !(mode & ~0600u))
-		return mode;
-	g_warning("%s%s: device node made %04o, not %04o: only --keep-ids keeps a device's mode",
-		  m->top, path, (unsigned)(mode & 0600), (unsigned)mode);
-	return mode & 0600;
-}
-
 /* A fifo, socket or device (devices need CAP_MKNOD: the error says so), made 0600 and given
- * the rest through a descriptor once it is known to be ours. */
+ * the rest through a descriptor once it is known to be ours. A device keeps the tree's mode
+ * only with CFS_MAT_KEEP_IDS (a spec is not to hand out a writable /dev/kmsg): else at most
+ * 0600, and whoever made the copy is told. */
 static int spec_mat_special(struct spec_mat *m, const char *name, const char *path,
 			    const struct stat *st, struct stat *made)
 {
-	mode_t mode = spec_mat_mode(m, path, st);
+	bool dev = S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode);
+	mode_t want = st->st_mode & m->modes, mode = dev && !m->devices ? want & 0600 : want;
 	const char *what = "mknod";
 	int fd, err;
 
@@ -281,7 +271,13 @@ static int spec_mat_special(struct spec_mat *m, const char *name, const char *pa
 		return spec_mat_fail(m, path, what, fd);
 	err = spec_mat_path_attrs(m, fd, st, mode, &what);
 	close(fd);
-	return err ? spec_mat_fail(m, path, what, err) : 0;
+	if (err)
+		return spec_mat_fail(m, path, what, err);
+	if (mode != want)
+		g_warning("%s%s: device node made %04o, not %04o: only --keep-ids keeps a "
+			  "device's mode",
+			  m->top, path, (unsigned)mode, (unsigned)want);
+	return 0;
 }
 
 /* Link W's body for its name in the directory it is listed in, into m->buf: its length. The
