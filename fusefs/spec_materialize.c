@@ -357,12 +357,11 @@ static int spec_mat_second(struct spec_mat *m, const char *name, const char *pat
 	char proc[32], *what = g_strdup_printf("link to %s%s", m->top, first->path);
 	int fd = spec_mat_reopen(m, first), err = 0;
 
-	if (fd >= 0 && linkat(fd, "", m->cur, name, AT_EMPTY_PATH) < 0) {
+	if (fd >= 0 && linkat(fd, "", m->cur, name, AT_EMPTY_PATH) < 0)
 		err = -errno;
+	if (err == -ENOENT) {
 		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-		if (err == -ENOENT)
-			err = linkat(AT_FDCWD, proc, m->cur, name, AT_SYMLINK_FOLLOW) < 0 ? -errno
-											  : 0;
+		err = linkat(AT_FDCWD, proc, m->cur, name, AT_SYMLINK_FOLLOW) < 0 ? -errno : 0;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -400,7 +399,6 @@ static int spec_mat_check_empty(int fd)
  * directory only we can change, and empty, which is as good as the one we made. */
 static int spec_mat_enter(struct spec_mat *m, const char *name, const char *path)
 {
-	const char *what = "open";
 	struct stat st;
 	int fd, err;
 
@@ -408,10 +406,10 @@ static int spec_mat_enter(struct spec_mat *m, const char *name, const char *path
 		return spec_mat_fail(m, path, "mkdir", -errno);
 	fd = openat(m->cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return spec_mat_fail(m, path, what, -errno);
+		return spec_mat_fail(m, path, "open", -errno);
 	err = fstat(fd, &st) < 0 ? -errno : 0;
 	if (!err && (st.st_uid != m->euid || (st.st_mode & 077)))
-		err = -ENOTEMPTY;
+		err = -ENOTEMPTY; /* not ours: replaced, as a directory with entries is */
 	if (!err)
 		err = spec_mat_check_empty(fd);
 	if (err) {
