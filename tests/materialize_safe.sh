@@ -4,11 +4,11 @@
 # second name leads to one. A hard-linked symlink's names each lead where the tree's do, so
 # the copy has no link out of itself; device nodes keep their mode only with --keep-ids.
 # All on a tmpfs of its own (a hard link cannot cross filesystems; 100,000 files go fast).
-# MAT_ROUNDS (10) and MAT_RACE_S (20) bound the race.
+# MAT_ROUNDS (20) and MAT_RACE_S (20) bound the race.
 . "$(dirname "$0")/lib.sh"
 
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
-ROUNDS=${MAT_ROUNDS:-10}
+ROUNDS=${MAT_ROUNDS:-20}
 RACE_S=${MAT_RACE_S:-20}
 NFIFO=3000
 W=$T/fs
@@ -36,8 +36,9 @@ fresh() {
 }
 mkdir -m 755 "$W/st" && chown 65534 "$W/st"
 
-# (a) Special files made and then chmod'ed by name: the racer renames each fifo as soon as it
-# exists and puts a link to a canary in its place.
+# (a) Special files made and then chown'ed and chmod'ed by name: the racer renames each fifo as
+# soon as it exists and puts a link to a canary in its place. --keep-ids (owners as root) is
+# the widest window: a round or two hit it before the fix.
 RACE_FIFOS='my ($dir, $n, $secs, $ready, $host) = @ARGV;
 chdir $dir or die "$dir: $!";
 open(my $fh, ">", $ready) or die "$ready: $!";
@@ -63,7 +64,7 @@ while [ $r -lt "$ROUNDS" ] && host_intact 2>/dev/null; do
 	PIDS="$PIDS $racer"
 	wait_for test -e "$W/st/ready.$r" || fail "fifo racer $r never started"
 	# a swap it sees is refused (exit 1); a swap it does not see must not matter
-	"$CHAINFS" --materialize "$T/fifos.spec" "$D" 2>"$T/fifos.$r.err" || refused=$((refused + 1))
+	"$CHAINFS" --materialize --keep-ids "$T/fifos.spec" "$D" 2>"$T/fifos.$r.err" || refused=$((refused + 1))
 	kill "$racer" 2>/dev/null
 	wait "$racer" 2>/dev/null
 	r=$((r + 1))
