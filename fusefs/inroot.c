@@ -93,9 +93,10 @@ static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, const st
 	return 0;
 }
 
-int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, const struct rs_cred *cred,
-		    uint32_t link, uint32_t *at, const char **rest, const char **end,
-		    bool *as_stored)
+/* cfs_inroot_walk from DIR, the directory of the name LINK is reached by. */
+static int cfs_inroot_walk_in(const struct cfs_tree *t, struct rs_limits limits,
+			      const struct rs_cred *cred, uint32_t link, uint32_t dir, uint32_t *at,
+			      const char **rest, const char **end, bool *as_stored)
 {
 	const char *target;
 	size_t len;
@@ -105,12 +106,20 @@ int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, const str
 	if (err)
 		return err;
 	*end = target + len;
-	*at = target[0] == '/' ? CFS_ROOT : cfs_tree_parent(t, link);
+	*at = target[0] == '/' ? CFS_ROOT : dir;
 	const char *last = cfs_last_dotdot(target, *end);
 	*rest = target;
 	err = last ? cfs_climb(t, limits, cred, at, target, last, rest, &at_root) : 0;
 	*as_stored = target[0] != '/' && !at_root && (!last || *rest == last);
 	return err;
+}
+
+int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, const struct rs_cred *cred,
+		    uint32_t link, uint32_t *at, const char **rest, const char **end,
+		    bool *as_stored)
+{
+	return cfs_inroot_walk_in(t, limits, cred, link, cfs_tree_parent(t, link), at, rest, end,
+				  as_stored);
 }
 
 ssize_t cfs_inroot_append(char *out, size_t n, const char *p, const char *end, const char *up)
@@ -138,7 +147,7 @@ ssize_t cfs_inroot_append(char *out, size_t n, const char *p, const char *end, c
 }
 
 ssize_t cfs_inroot_target(const struct cfs_tree *t, struct rs_limits limits, uint32_t link,
-			  char *out)
+			  uint32_t dir, char *out)
 {
 	const char *target, *rest, *end;
 	size_t len;
@@ -153,7 +162,7 @@ ssize_t cfs_inroot_target(const struct cfs_tree *t, struct rs_limits limits, uin
 		return (ssize_t)len;
 	}
 	bool as_stored;
-	err = cfs_inroot_walk(t, limits, NULL, link, &at, &rest, &end, &as_stored);
+	err = cfs_inroot_walk_in(t, limits, NULL, link, dir, &at, &rest, &end, &as_stored);
 	if (err)
 		return err;
 	if (as_stored) { /* on a copy that nobody changes, the kernel's walk is the same */
@@ -161,7 +170,7 @@ ssize_t cfs_inroot_target(const struct cfs_tree *t, struct rs_limits limits, uin
 		out[len] = '\0';
 		return (ssize_t)len;
 	}
-	ssize_t n = cfs_relative_path(t, cfs_tree_parent(t, link), at, out);
+	ssize_t n = cfs_relative_path(t, dir, at, out);
 	if (n < 0)
 		return n;
 	if (n == 1 && out[0] == '.' && rest + strspn(rest, "/") < end)

@@ -34,12 +34,13 @@ int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, const str
  * mount's up name for a mount (it climbs in the tree, never past its root). The new length
  * or -ENAMETOOLONG. */
 ssize_t cfs_inroot_append(char *out, size_t n, const char *p, const char *end, const char *up);
-/* LINK's target for a copy on disk, into OUT (RS_PATH_MAX bytes): as stored when it means
- * the same there (see cfs_inroot_walk); else the relative path from the link's directory to where
- * its in-root walk leads, plus the rest. The length, or -ENAMETOOLONG, -ENOMEM, -EINVAL (not a
- * link). */
+/* LINK's target for a copy on disk, into OUT (RS_PATH_MAX bytes), for its name in directory
+ * DIR (a hard-linked link has a name in each of several, and the same target may mean a
+ * different place from each): as stored when it means the same there (see cfs_inroot_walk);
+ * else the relative path from DIR to where its in-root walk from DIR leads, plus the rest.
+ * The length, or -ENAMETOOLONG, -ENOMEM, -EINVAL (not a link). */
 ssize_t cfs_inroot_target(const struct cfs_tree *t, struct rs_limits limits, uint32_t link,
-			  char *out);
+			  uint32_t dir, char *out);
 /* The path from directory FROM to node TO ("." when the same), into OUT (RS_PATH_MAX bytes).
  * Returns the length, or -ENAMETOOLONG. */
 ssize_t cfs_relative_path(const struct cfs_tree *t, uint32_t from, uint32_t to, char *out);

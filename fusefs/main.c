@@ -108,8 +108,9 @@ static void cfs_usage(const char *prog)
 	       "                           nosuid,nodev, whoever mounts; mount.fuse3's own\n"
 	       "                           dev,suid do not count)\n"
 	       "    --materialize          write SPEC's tree to DIR as real files and exit\n"
-	       "    --keep-ids             with --materialize: owners (as root) and set-id\n"
-	       "                           bits as SPEC gives them (default: dropped)\n\n",
+	       "    --keep-ids             with --materialize: owners (as root), set-id\n"
+	       "                           bits and device modes as SPEC gives them\n"
+	       "                           (default: dropped, devices at most 0600)\n\n",
 	       prog, prog, CFS_SPIN_DEFAULT_US);
 	printf("libfuse's options follow. Of them, clone_fd, max_idle_threads and max_threads\n"
 	       "act only with -o loop=libfuse_mt; chainfs's own loop (the default) is one\n"

@@ -95,6 +95,7 @@ SHELL_TESTS += tests/replay_escape.sh
 SHELL_TESTS += tests/mount_uring.sh
 SHELL_TESTS += tests/mount_uring_fallback.sh
 SHELL_TESTS += tests/mount_safe.sh
+SHELL_TESTS += tests/materialize_safe.sh
 # the mount suites check-uring runs again over the ring (CHAINFS_TRANSPORT=uring), one a line:
 # every script that mounts through mount_cfs, i.e. all but the spin's own (mount_spin_quota),
 # the transports' (mount_uring*), those that mount nothing (spec_errors) or mount through
