@@ -196,7 +196,16 @@ listed=$(printf '%s' "$out" | sed -n 's/.*one of: any \([a-z_ ]*\).*/\1/p' | tr 
 check "an unknown op is refused, naming those a rule may use ($listed)" test -n "$listed"
 check "the test knows a syscall for each of them, no more" \
 	test "$(python3 "$T/op.py" --names x)" = "$listed"
+# ENOSYS is "not implemented" to the kernel, and from these it remembers it for the mount's
+# life (fs/fuse: no_open, no_flush, no_rename2, ...): such a rule is refused, and the op still
+# reaches the daemon (the ENOLINK rule after it fires)
+enosys_kept="open opendir flush fsync fsyncdir create rename link"
 for op in $listed; do
+	case " $enosys_kept " in *" $op "*)
+		out=$(ctl fault add op="$op" path='*' errno=ENOSYS 2>&1)
+		check "op=$op errno=ENOSYS is refused, saying why ($out)" has "$out" "for good"
+		;;
+	esac
 	rm -f "$T/ready" "$T/go"
 	timeout 60 python3 "$T/op.py" "$op" "$M" "$T" >"$T/op.out" 2>&1 &
 	pid=$!
@@ -215,6 +224,28 @@ for op in init forget forget_multi release releasedir access getxattr listxattr;
 	out=$(ctl fault add op="$op" path='*' errno=EIO 2>&1)
 	check "op=$op is refused, saying why ($out)" has "$out" "fault $op: "
 done
+check "errno=38 (ENOSYS by number) is refused too" \
+	has "$(ctl fault add op=open path=/x errno=38 2>&1)" "for good"
+check "op=any errno=ENOSYS is refused: it would reach them" \
+	has "$(ctl fault add op=any path=/x errno=ENOSYS 2>&1)" "name the op"
+check "ENOSYS where the kernel forgets it is taken" \
+	has "$(ctl fault add op=getattr path=/x errno=ENOSYS 2>&1)" "added rule"
+expect ENOSYS stat "$M/x"
+ctl fault clear >/dev/null
+
+# --- errnos: what the kernel takes in a reply, 1..511 -----------------------------------------
+# A larger one the kernel refuses: over /dev/fuse the request stays unanswered and its caller
+# unkillable. The rules name a path nothing asks for, so that a daemon that took them would
+# hang no caller here.
+for e in 512 4095; do
+	out=$(ctl fault add op=getattr path=/never-asked errno=$e 2>&1)
+	check "errno=$e is refused, saying why ($out)" has "$out" "1..511"
+done
+ctl fault clear >/dev/null
+ctl fault add op=getattr path=/x errno=511 >/dev/null
+got=$(timeout 10 perl -e 'print((stat $ARGV[0]) ? "ok" : $! + 0)' "$M/x")
+check "errno=511 is taken, and a stat gets it ($got)" test "$got" = 511
+ctl fault clear >/dev/null
 
 # --- the log ----------------------------------------------------------------------------------
 ctl fault add op=getattr path=/x errno=EIO >/dev/null
