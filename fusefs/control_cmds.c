@@ -210,6 +210,8 @@ static void cfs_stats_transport(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_int(b, "queues", t.queues);
 	cfs_json_int(b, "entries_per_queue", t.entries);
 	cfs_json_int(b, "ring_requests", (int64_t)(t.ring_requests - c->ring_base));
+	/* replies the kernel would refuse (an errno past 511), answered EIO instead */
+	cfs_json_int(b, "replies_fixed", (int64_t)t.replies_fixed);
 	if (t.fallback)
 		cfs_json_str(b, "fallback", t.fallback, -1);
 	json_builder_end_object(b);

@@ -7,7 +7,8 @@
  * libfuse's INIT reply, register ring entries once it is answered, and route each reply by
  * its unique: to the ring entry its request came in (commit and fetch), else to /dev/fuse.
  * Notifications (unique 0, from the notifier thread too) and interrupts stay on /dev/fuse,
- * as the kernel requires.
+ * as the kernel requires. Over /dev/fuse alone the I/O passes here too, so that every reply,
+ * whichever way it goes, is one the kernel takes (cfs_io_writev).
  *
  * One loop serves every queue: the kernel puts a request on the queue of the CPU that made
  * it, and a queue is only a list of entries, so a single thread can hold entries of all of
@@ -74,7 +75,7 @@ struct cfs_transport {
 	unsigned queues;
 	size_t payload_sz;
 	struct cfs_ring_ent *ents; /* queues * CFS_URING_DEPTH */
-	uint64_t ring_requests;
+	uint64_t ring_requests, replies_fixed;
 };
 
 /* The kernel makes one queue per possible CPU (num_possible_cpus) and picks the issuing
@@ -416,6 +417,42 @@ static ssize_t cfs_io_init_reply(struct cfs_transport *t, int fd, struct iovec *
 	return n;
 }
 
+/* A reply the kernel refused without looking its request up (fs/fuse/dev.c checks the length
+ * and the error first): the request still waits, so it gets a bare EIO. Over the ring the
+ * kernel ends the request itself. The reply as given is still reported refused. */
+static ssize_t cfs_io_refused(struct cfs_transport *t, int fd, uint64_t unique, int error)
+{
+	struct fuse_out_header eio = {sizeof(eio), -EIO, unique};
+
+	t->replies_fixed++;
+	g_warning("reply to request %llu (error %d) refused by the kernel; answered EIO",
+		  (unsigned long long)unique, error);
+	if (write(fd, &eio, sizeof(eio)) < 0 && errno != ENOENT)
+		g_warning("EIO to request %llu: %s", (unsigned long long)unique, strerror(errno));
+	errno = EINVAL;
+	return -1;
+}
+
+/* A reply to a ring request: an error the kernel would refuse becomes EIO, as over /dev/fuse
+ * (the kernel would answer EINVAL). */
+static ssize_t cfs_io_ring_reply(struct cfs_transport *t, struct cfs_ring_ent *e, struct iovec *iov,
+				 int count)
+{
+	const struct fuse_out_header *oh = iov[0].iov_base;
+	struct fuse_out_header eio = {sizeof(eio), -EIO, oh->unique};
+	struct iovec plain = {&eio, sizeof(eio)};
+
+	if (oh->error <= 0 && oh->error >= -CFS_REPLY_ERRNO_MAX)
+		return cfs_ring_commit(t, e, iov, count);
+	t->replies_fixed++;
+	g_warning(
+	    "reply to ring request %llu with error %d, which the kernel refuses; answered EIO",
+	    (unsigned long long)oh->unique, oh->error);
+	cfs_ring_commit(t, e, &plain, 1);
+	errno = EINVAL;
+	return -1;
+}
+
 /* Every reply and notification libfuse sends; the notifier thread's (unique 0) touch nothing
  * of the loop's. */
 static ssize_t cfs_io_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -424,13 +461,20 @@ static ssize_t cfs_io_writev(int fd, struct iovec *iov, int count, void *userdat
 	struct cfs_transport *t = d->transport;
 	const struct fuse_out_header *oh = iov[0].iov_base;
 	struct cfs_ring_ent *e;
+	ssize_t n;
 
 	if (count < 1 || iov[0].iov_len < sizeof(*oh) || oh->unique == 0)
 		return writev(fd, iov, count);
 	if (t->init_pending && oh->unique == t->init_unique)
 		return cfs_io_init_reply(t, fd, iov, count);
 	e = t->uring_live ? cfs_ring_find(t, oh->unique) : NULL;
-	return e ? cfs_ring_commit(t, e, iov, count) : writev(fd, iov, count);
+	if (e)
+		return cfs_io_ring_reply(t, e, iov, count);
+	n = writev(fd, iov, count);
+	/* an interrupt's reply (FUSE_INT_REQ_BIT) answers no request */
+	if (n < 0 && errno == EINVAL && !(oh->unique & FUSE_INT_REQ_BIT))
+		return cfs_io_refused(t, fd, oh->unique, oh->error);
+	return n;
 }
 
 ssize_t cfs_transport_send(struct cfs_daemon *d, struct iovec *iov, int count)
@@ -474,11 +518,19 @@ int cfs_transport_start(struct cfs_transport *t, struct pc_loop *loop, cfs_reque
 	t->loop = loop;
 	t->fn = fn;
 	t->arg = arg;
+	/* libfuse keeps using the fd it mounted; only its reads and writes change hands */
+	t->custom_io = fuse_session_custom_io(se, &io, fuse_session_fd(se)) == 0;
+	if (!t->custom_io && t->want == CFS_TRANSPORT_DEV)
+		g_warning("libfuse refused a custom io: replies go out unchecked");
 	if (t->want == CFS_TRANSPORT_DEV)
 		return 0;
 	if (t->why[0]) { /* auto, and cfs_transport_new found why not */
 		g_message("transport auto: serving over /dev/fuse: %s", t->why);
 		return 0;
+	}
+	if (!t->custom_io) {
+		cfs_fall_back(t, "libfuse refused a custom io");
+		return t->error;
 	}
 	err = cfs_ring_setup(t);
 	if (err) {
@@ -487,12 +539,6 @@ int cfs_transport_start(struct cfs_transport *t, struct pc_loop *loop, cfs_reque
 		cfs_fall_back(t, why);
 		return t->error;
 	}
-	/* libfuse keeps using the fd it mounted; only its reads and writes change hands */
-	if (fuse_session_custom_io(se, &io, fuse_session_fd(se)) != 0) {
-		cfs_fall_back(t, "libfuse refused a custom io");
-		return t->error;
-	}
-	t->custom_io = true;
 	t->state = CFS_RING_READY;
 	return 0;
 }
@@ -539,5 +585,6 @@ void cfs_transport_stats(const struct cfs_transport *t, struct cfs_transport_sta
 	    .queues = live ? t->queues : 0,
 	    .entries = live ? CFS_URING_DEPTH : 0,
 	    .ring_requests = t ? t->ring_requests : 0,
+	    .replies_fixed = t ? t->replies_fixed : 0,
 	};
 }

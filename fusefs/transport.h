@@ -27,6 +27,7 @@ struct cfs_transport_stats {
 	const char *fallback;	  /* why auto serves /dev/fuse, or NULL */
 	unsigned queues, entries; /* ring queues and entries per queue (0 over /dev/fuse) */
 	uint64_t ring_requests;	  /* requests that came through the ring */
+	uint64_t replies_fixed;	  /* replies the kernel would refuse, answered EIO instead */
 };
 
 /* Before mounting: may D->opts.transport work here at all? For transport=uring on a kernel
@@ -48,7 +49,9 @@ int cfs_transport_error(const struct cfs_transport *t);
 int cfs_transport_ring_fd(const struct cfs_transport *t);
 void cfs_transport_serve_ring(struct cfs_transport *t, cfs_request_fn *fn, void *arg);
 
-/* Send a reply written by hand (a fault's errno) the way its request came. */
+/* Send a reply written by hand (a fault's errno) the way its request came. Like every reply
+ * sent through the transport (libfuse's too, once started), one the kernel would refuse is
+ * answered with EIO instead, so that no caller waits for good. */
 ssize_t cfs_transport_send(struct cfs_daemon *d, struct iovec *iov, int count);
 
 void cfs_transport_stats(const struct cfs_transport *t, struct cfs_transport_stats *out);

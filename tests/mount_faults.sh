@@ -47,6 +47,10 @@ ones() {
 requests() {
 	raw stats | python3 -c 'import json, sys; print(json.load(sys.stdin)["requests"].get(sys.argv[1], 0))' "$1"
 }
+# transport KEY: that number of `stats`' transport
+transport() {
+	raw stats | python3 -c 'import json, sys; print(json.load(sys.stdin)["transport"].get(sys.argv[1], -1))' "$1"
+}
 
 # --- ids and remove --------------------------------------------------------------------------
 check "fault add names the new rule's id" has "$(ctl fault add op=mkdir path=/a errno=EROFS)" "added rule 1"
@@ -256,6 +260,9 @@ check "the log keeps the last 256 hits and counts the older ones" \
 o = json.load(sys.stdin); assert len(o[\"log\"]) == 256 and o[\"dropped\"] == o[\"hits\"] - 256, o[\"dropped\"]'"
 check "chainfsctl fault log prints it" has "$(ctl fault log)" "older ones not kept"
 ctl fault clear >/dev/null
+
+check "the kernel refused no reply (replies_fixed $(transport replies_fixed))" \
+	test "$(transport replies_fixed)" -eq 0
 
 # --- unmount under ASan: a clean exit, no leak ------------------------------------------------
 check "unmount command" has "$(raw unmount)" '"ok":true'
