@@ -32,9 +32,17 @@
 #define CFS_URING_PARAM "/sys/module/fuse/parameters/enable_uring"
 
 enum {
-	/* entries per queue: requests one CPU's callers can have with us at once. Every one
-	 * we hold (a delay fault holds one for its whole delay) is one fewer for that CPU. */
+	/* entries per queue that requests always find: those one CPU's callers can have with
+	 * us at once */
 	CFS_URING_DEPTH = 8,
+	/* entries per queue beyond those, for requests a delay fault holds back. A ring request
+	 * is answered only through its entry (the kernel files it in the queue's own list, so a
+	 * reply on /dev/fuse would not find it: fs/fuse/dev_uring.c), and the kernel cannot be
+	 * given an entry for requests already waiting (a REGISTER fetches nothing). So the held
+	 * entries are bounded: a queue holds at most this many, and a further delayed request on
+	 * it is served at once (stats: unheld), keeping CFS_URING_DEPTH entries for the rest. */
+	CFS_URING_HOLD = 8,
+	CFS_URING_ENTRIES = CFS_URING_DEPTH + CFS_URING_HOLD,
 	/* room before an entry's payload for the in-header and the op's fixed argument, so a
 	 * request is made contiguous (as /dev/fuse gives it) without copying its payload */
 	CFS_URING_LEAD = sizeof(struct fuse_in_header) + FUSE_URING_OP_IN_OUT_SZ,
@@ -53,6 +61,7 @@ struct cfs_ring_ent {
 	char *mem;	 /* CFS_URING_LEAD bytes, then the payload (iov[1]) */
 	uint64_t unique; /* the request we are serving in it; 0: the kernel has the entry */
 	uint16_t qid;
+	bool held; /* its request is held back by a delay fault until its reply */
 	bool dead; /* the kernel ended it (teardown) */
 };
 
@@ -74,8 +83,9 @@ struct cfs_transport {
 	void *arg;
 	unsigned queues;
 	size_t payload_sz;
-	struct cfs_ring_ent *ents; /* queues * CFS_URING_DEPTH */
-	uint64_t ring_requests, replies_fixed;
+	struct cfs_ring_ent *ents;    /* queues * CFS_URING_ENTRIES */
+	struct cfs_ring_ent *serving; /* whose request the request function has, or NULL */
+	uint64_t ring_requests, unheld, replies_fixed;
 };
 
 /* The kernel makes one queue per possible CPU (num_possible_cpus) and picks the issuing
@@ -179,7 +189,7 @@ static void cfs_ring_prep(struct cfs_transport *t, struct cfs_ring_ent *e, uint3
 static int cfs_ring_alloc(struct cfs_transport *t, const struct fuse_init_out *out)
 {
 	size_t pages = out->flags & FUSE_MAX_PAGES ? out->max_pages : CFS_URING_DEFAULT_PAGES;
-	size_t n = (size_t)t->queues * CFS_URING_DEPTH;
+	size_t n = (size_t)t->queues * CFS_URING_ENTRIES;
 
 	t->payload_sz = pages * (size_t)sysconf(_SC_PAGESIZE);
 	if (t->payload_sz < out->max_write)
@@ -194,7 +204,7 @@ static int cfs_ring_alloc(struct cfs_transport *t, const struct fuse_init_out *o
 		e->mem = malloc(CFS_URING_LEAD + t->payload_sz);
 		if (!e->mem)
 			return -ENOMEM; /* cfs_transport_free frees what was made */
-		e->qid = (uint16_t)(i / CFS_URING_DEPTH);
+		e->qid = (uint16_t)(i / CFS_URING_ENTRIES);
 		e->iov[0] = (struct iovec){&e->hdr, sizeof(e->hdr)};
 		e->iov[1] = (struct iovec){e->mem + CFS_URING_LEAD, t->payload_sz};
 	}
@@ -206,7 +216,7 @@ static int cfs_ring_alloc(struct cfs_transport *t, const struct fuse_init_out *o
  * refusal comes back as a completion with an errno (cfs_ring_complete). */
 static int cfs_ring_register(struct cfs_transport *t)
 {
-	size_t n = (size_t)t->queues * CFS_URING_DEPTH;
+	size_t n = (size_t)t->queues * CFS_URING_ENTRIES;
 	int err = 0;
 
 	for (size_t i = 0; !err && i < n; i++) {
@@ -224,14 +234,14 @@ static int cfs_ring_register(struct cfs_transport *t)
 		return err;
 	t->state = CFS_RING_REGISTERED;
 	t->uring_live = true;
-	g_message("transport: io_uring, %u queues of %d entries, %zu-byte payloads", t->queues,
-		  CFS_URING_DEPTH, t->payload_sz);
+	g_message("transport: io_uring, %u queues of %d entries (%d for delays), %zu-byte payloads",
+		  t->queues, CFS_URING_ENTRIES, CFS_URING_HOLD, t->payload_sz);
 	return 0;
 }
 
 static struct cfs_ring_ent *cfs_ring_find(struct cfs_transport *t, uint64_t unique)
 {
-	size_t n = t->ents ? (size_t)t->queues * CFS_URING_DEPTH : 0;
+	size_t n = t->ents ? (size_t)t->queues * CFS_URING_ENTRIES : 0;
 
 	for (size_t i = 0; i < n; i++)
 		if (t->ents[i].unique == unique)
@@ -262,6 +272,7 @@ static ssize_t cfs_ring_commit(struct cfs_transport *t, struct cfs_ring_ent *e,
 	}
 	e->hdr.ring_ent_in_out = (struct fuse_uring_ent_in_out){.payload_sz = (uint32_t)total};
 	e->unique = 0;
+	e->held = false;
 	sqe = io_uring_get_sqe(&t->ring);
 	if (!sqe) {
 		errno = EBUSY;
@@ -302,7 +313,36 @@ static void cfs_ring_request(struct cfs_transport *t, struct cfs_ring_ent *e)
 	memcpy(start + sizeof(in), e->hdr.op_in, op_sz);
 	e->unique = in.unique;
 	t->ring_requests++;
+	t->serving = e;
 	t->fn(t->arg, &(struct fuse_buf){.size = in.len, .mem = start});
+	t->serving = NULL;
+}
+
+static unsigned cfs_ring_held(const struct cfs_transport *t, uint16_t qid)
+{
+	const struct cfs_ring_ent *q = &t->ents[(size_t)qid * CFS_URING_ENTRIES];
+	unsigned n = 0;
+
+	for (size_t i = 0; i < CFS_URING_ENTRIES; i++)
+		n += q[i].held;
+	return n;
+}
+
+bool cfs_transport_hold(struct cfs_transport *t)
+{
+	struct cfs_ring_ent *e = t ? t->serving : NULL;
+
+	if (!e) /* from /dev/fuse: the kernel keeps it whatever we hold */
+		return true;
+	if (cfs_ring_held(t, e->qid) >= CFS_URING_HOLD) {
+		if (t->unheld++ == 0)
+			g_message("ring queue %u holds %d delayed requests: further delays on it "
+				  "are served at once (stats: unheld)",
+				  e->qid, CFS_URING_HOLD);
+		return false;
+	}
+	e->held = true;
+	return true;
 }
 
 static void cfs_ring_complete(struct cfs_transport *t, struct cfs_ring_ent *e, int res)
@@ -337,7 +377,7 @@ void cfs_transport_serve_ring(struct cfs_transport *t, cfs_request_fn *fn, void 
 		uint64_t idx = cqe->user_data;
 		int res = cqe->res;
 		io_uring_cqe_seen(&t->ring, cqe);
-		if (t->ents && idx < (uint64_t)t->queues * CFS_URING_DEPTH)
+		if (t->ents && idx < (uint64_t)t->queues * CFS_URING_ENTRIES)
 			cfs_ring_complete(t, &t->ents[idx], res);
 	}
 }
@@ -494,7 +534,7 @@ static int cfs_ring_setup(struct cfs_transport *t)
 	int err;
 
 	t->queues = cfs_possible_cpus();
-	n = t->queues * CFS_URING_DEPTH;
+	n = t->queues * CFS_URING_ENTRIES;
 	err = io_uring_queue_init(n, &t->ring, IORING_SETUP_SQE128);
 	if (err) {
 		t->ring.ring_fd = -1;
@@ -569,10 +609,19 @@ void cfs_transport_free(struct cfs_transport *t)
 		return;
 	if (t->ring.ring_fd >= 0)
 		io_uring_queue_exit(&t->ring);
-	for (size_t i = 0; t->ents && i < (size_t)t->queues * CFS_URING_DEPTH; i++)
+	for (size_t i = 0; t->ents && i < (size_t)t->queues * CFS_URING_ENTRIES; i++)
 		free(t->ents[i].mem);
 	free(t->ents);
 	free(t);
+}
+
+static unsigned cfs_ring_held_all(const struct cfs_transport *t)
+{
+	unsigned n = 0;
+
+	for (unsigned q = 0; t->ents && q < t->queues; q++)
+		n += cfs_ring_held(t, (uint16_t)q);
+	return n;
 }
 
 void cfs_transport_stats(const struct cfs_transport *t, struct cfs_transport_stats *out)
@@ -583,8 +632,11 @@ void cfs_transport_stats(const struct cfs_transport *t, struct cfs_transport_sta
 	    .live = live ? "uring" : "dev",
 	    .fallback = t && t->why[0] ? t->why : NULL,
 	    .queues = live ? t->queues : 0,
-	    .entries = live ? CFS_URING_DEPTH : 0,
+	    .entries = live ? CFS_URING_ENTRIES : 0,
+	    .hold_max = live ? CFS_URING_HOLD : 0,
+	    .held = live ? cfs_ring_held_all(t) : 0,
 	    .ring_requests = t ? t->ring_requests : 0,
+	    .unheld = t ? t->unheld : 0,
 	    .replies_fixed = t ? t->replies_fixed : 0,
 	};
 }
