@@ -209,7 +209,14 @@ static void cfs_stats_transport(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_str(b, "live", t.live, -1);
 	cfs_json_int(b, "queues", t.queues);
 	cfs_json_int(b, "entries_per_queue", t.entries);
+	/* a delay fault holds a ring request in its entry: at most this many a queue, the
+	 * others are served at once (counted), so the queue's other requests keep flowing */
+	cfs_json_int(b, "delay_entries_per_queue", t.hold_max);
+	cfs_json_int(b, "held_by_delays", t.held);
+	cfs_json_int(b, "delays_unheld", (int64_t)t.unheld);
 	cfs_json_int(b, "ring_requests", (int64_t)(t.ring_requests - c->ring_base));
+	/* replies the kernel would refuse (an errno past 511), answered EIO instead */
+	cfs_json_int(b, "replies_fixed", (int64_t)t.replies_fixed);
 	if (t.fallback)
 		cfs_json_str(b, "fallback", t.fallback, -1);
 	json_builder_end_object(b);
