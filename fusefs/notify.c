@@ -44,9 +44,11 @@ struct cfs_notifier {
 	struct cfs_notify_stats stats;
 	uint64_t seq;	    /* the last sequence number given */
 	uint64_t delivered; /* every entry up to this one was sent or dropped */
-	uint64_t wake_at;   /* write wake_fd once delivered reaches this (0: nobody waits) */
-	int wake_fd;
-	GHashTable *gone; /* nodeid -> the first seq queued after the kernel forgot it */
+	/* per waiter: write wake_fd once delivered reaches wake_at (0: nobody waits) */
+	uint64_t wake_at[CFS_WAITERS];
+	int wake_fd[CFS_WAITERS];
+	fuse_ino_t sending; /* the nodeid of the invalidation being sent (0: none) */
+	GHashTable *gone;   /* nodeid -> the first seq queued after the kernel forgot it */
 };
 
 static int cfs_inval_send(struct fuse_session *se, const struct cfs_inval *iv)
@@ -76,10 +78,12 @@ static void cfs_delivered(struct cfs_notifier *n, uint64_t seq)
 	n->delivered = seq;
 	if (!n->count)
 		g_hash_table_remove_all(n->gone); /* nothing older is left to drop */
-	if (n->wake_at && n->delivered >= n->wake_at) {
+	for (int w = 0; w < CFS_WAITERS; w++) {
 		uint64_t one = 1;
-		n->wake_at = 0;
-		if (write(n->wake_fd, &one, sizeof(one)) < 0)
+		if (!n->wake_at[w] || n->delivered < n->wake_at[w])
+			continue;
+		n->wake_at[w] = 0;
+		if (write(n->wake_fd[w], &one, sizeof(one)) < 0)
 			n->stats.failed++; /* cannot happen with an eventfd below 2^64 - 1 */
 	}
 }
@@ -101,9 +105,11 @@ static void *cfs_notifier_main(void *arg)
 		int err = 0;
 		bool stale = cfs_inval_stale(n, &iv);
 		if (!stale) {
+			n->sending = iv.ino;
 			pthread_mutex_unlock(&n->lock);
 			err = cfs_inval_send(n->se, &iv);
 			pthread_mutex_lock(&n->lock);
+			n->sending = 0;
 		}
 		free(iv.name);
 		if (stale)
@@ -132,11 +138,15 @@ int cfs_notifier_start(struct cfs_notifier **out, struct fuse_session *se)
 	if (!n)
 		return -ENOMEM;
 	n->se = se;
-	n->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (n->wake_fd < 0) {
-		err = -errno;
-		free(n);
-		return err;
+	for (int w = 0; w < CFS_WAITERS; w++) {
+		n->wake_fd[w] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (n->wake_fd[w] < 0) {
+			err = -errno;
+			while (w--)
+				close(n->wake_fd[w]);
+			free(n);
+			return err;
+		}
 	}
 	n->gone = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
 	pthread_mutex_init(&n->lock, NULL);
@@ -150,7 +160,8 @@ int cfs_notifier_start(struct cfs_notifier **out, struct fuse_session *se)
 		pthread_cond_destroy(&n->wake);
 		pthread_mutex_destroy(&n->lock);
 		g_hash_table_destroy(n->gone);
-		close(n->wake_fd);
+		for (int w = 0; w < CFS_WAITERS; w++)
+			close(n->wake_fd[w]);
 		free(n);
 		return err;
 	}
@@ -186,7 +197,8 @@ void cfs_notifier_stop(struct cfs_notifier *n)
 	pthread_cond_destroy(&n->wake);
 	pthread_mutex_destroy(&n->lock);
 	g_hash_table_destroy(n->gone);
-	close(n->wake_fd);
+	for (int w = 0; w < CFS_WAITERS; w++)
+		close(n->wake_fd[w]);
 	free(n);
 }
 
@@ -267,22 +279,50 @@ uint64_t cfs_notify_ticket(struct cfs_notifier *n)
 	return seq;
 }
 
-bool cfs_notify_delivered(struct cfs_notifier *n, uint64_t ticket, bool wake)
+bool cfs_notify_delivered(struct cfs_notifier *n, enum cfs_notify_waiter w, uint64_t ticket,
+			  bool wake)
 {
 	if (!n)
 		return true;
 	pthread_mutex_lock(&n->lock);
 	/* stopping: the rest of the queue goes with the session, nobody is left to wait for */
 	bool done = n->delivered >= ticket || n->stopping;
-	if (!done && wake && (!n->wake_at || ticket < n->wake_at))
-		n->wake_at = ticket;
+	if (!done && wake && (!n->wake_at[w] || ticket < n->wake_at[w]))
+		n->wake_at[w] = ticket;
 	pthread_mutex_unlock(&n->lock);
 	return done;
 }
 
-int cfs_notify_wake_fd(const struct cfs_notifier *n)
+int cfs_notify_wake_fd(const struct cfs_notifier *n, enum cfs_notify_waiter w)
 {
-	return n ? n->wake_fd : -1;
+	return n ? n->wake_fd[w] : -1;
+}
+
+static bool cfs_ino_in(fuse_ino_t ino, const fuse_ino_t *inos, unsigned count)
+{
+	for (unsigned i = 0; i < count; i++)
+		if (inos[i] == ino)
+			return true;
+	return false;
+}
+
+bool cfs_notify_pending_on(struct cfs_notifier *n, const fuse_ino_t *inos, unsigned count,
+			   uint64_t upto)
+{
+	bool found = false;
+
+	if (!n || !count)
+		return false;
+	pthread_mutex_lock(&n->lock);
+	found = n->sending && cfs_ino_in(n->sending, inos, count);
+	for (size_t i = 0; !found && i < n->count; i++) {
+		const struct cfs_inval *iv = &n->q[(n->head + i) % n->cap];
+		if (iv->seq > upto)
+			break; /* in sequence order */
+		found = cfs_ino_in(iv->ino, inos, count);
+	}
+	pthread_mutex_unlock(&n->lock);
+	return found;
 }
 
 void cfs_notifier_stats(struct cfs_notifier *n, struct cfs_notify_stats *out)

@@ -46,12 +46,22 @@ void cfs_notify_forgotten(struct cfs_notifier *n, fuse_ino_t ino);
  * Waiting for delivery without blocking. cfs_notify_ticket(): the sequence number of the last
  * invalidation queued so far (0 with none). cfs_notify_delivered(): true once every
  * invalidation up to TICKET was delivered (sent, or dropped as above), or the notifier is
- * stopping (the session ends). Else, with WAKE, cfs_notify_wake_fd() (an eventfd the loop
- * polls; read it to rearm) becomes readable once they are. N NULL: nothing ever waits.
+ * stopping (the session ends). Else, with WAKE, cfs_notify_wake_fd(N, W) (an eventfd the loop
+ * polls; read it to rearm) becomes readable once they are. Each waiter (control replies,
+ * FUSE replies) has an eventfd of its own, so neither consumes the other's wake-up. N NULL:
+ * nothing ever waits.
  */
+enum cfs_notify_waiter { CFS_WAIT_CONTROL, CFS_WAIT_REPLIES, CFS_WAITERS };
 uint64_t cfs_notify_ticket(struct cfs_notifier *n);
-bool cfs_notify_delivered(struct cfs_notifier *n, uint64_t ticket, bool wake);
-int cfs_notify_wake_fd(const struct cfs_notifier *n);
+bool cfs_notify_delivered(struct cfs_notifier *n, enum cfs_notify_waiter w, uint64_t ticket,
+			  bool wake);
+int cfs_notify_wake_fd(const struct cfs_notifier *n, enum cfs_notify_waiter w);
+
+/* Is an invalidation of one of INOS (a directory's entry or an inode) queued up to UPTO, or
+ * being sent, and not yet delivered? A reply must not wait for the notifier when it may be
+ * blocked on a lock the waiting caller holds (coherence.c). */
+bool cfs_notify_pending_on(struct cfs_notifier *n, const fuse_ino_t *inos, unsigned count,
+			   uint64_t upto);
 
 void cfs_notifier_stats(struct cfs_notifier *n, struct cfs_notify_stats *out);
 
