@@ -107,6 +107,22 @@ for opts in follow=server,entry_timeout=3600,attr_timeout=3600 follow=server; do
 	unmount_cfs "$M"
 done
 
+# Removing a link to a directory (README, chainfs(1)): rmdir removes the link whatever the
+# directory holds; unlink is refused (the kernel sees a directory); rm -rf empties the
+# directory first, as the docs warn.
+if mount_cfs "$M" -o follow=server "$T/empty.spec"; then
+	mkdir "$M/E" && echo x >"$M/E/x" && ln -s E "$M/L1" && ln -s E "$M/L2"
+	check "unlink of a link to a directory: EISDIR" not unlink "$M/L1" 2>/dev/null
+	check "rmdir removes the link" rmdir "$M/L1"
+	check "... and only the link" test "$(ls "$M")" = "$(printf 'E\nL2')" -a -f "$M/E/x"
+	rm -rf "$M/L2"
+	check "rm -rf of a link to a directory empties the directory" \
+		test "$(ls "$M")" = E -a -z "$(ls "$M/E")"
+	unmount_cfs "$M"
+else
+	fail "mount follow=server"
+fi
+
 s=mode_through_file_link
 opts=follow=server,entry_timeout=3600,attr_timeout=3600,loop=libfuse
 if mount_cfs "$M" -o "$opts" "$T/empty.spec"; then
