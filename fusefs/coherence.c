@@ -237,11 +237,12 @@ static bool cfs_coherence_searchable(struct cfs_daemon *d, bool locked)
 void cfs_coherence_flush(struct cfs_daemon *d)
 {
 	struct cfs_changes *ch = &d->changes;
-	uint64_t before = cfs_notify_ticket(d->notifier), ticket;
+	uint64_t before, ticket;
 	unsigned now = 0;
 
 	d->coh.wait = 0;
 	if (ch->count || ch->overflow || ch->names) { /* most requests change nothing */
+		before = cfs_notify_ticket(d->notifier);
 		if (ch->overflow)
 			cfs_tree_each_referenced(d->tree, cfs_held_node, d);
 		else

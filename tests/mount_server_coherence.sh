@@ -67,7 +67,7 @@ through_file_link() {
 # dropped before every reply, which needs no lock.
 mode_through_file_link() {
 	echo 0 >t && ln -s t l
-	perl -e 'for my $i (1 .. 200) {
+	perl -e 'for my $i (1 .. 1000) {
 		chmod($i % 2 ? 0640 : 0604, "l") or die "chmod: $!";
 		my @s = stat("t");
 		printf "%d mode %o\n", $i, $s[2] & 07777;
