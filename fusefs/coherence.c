@@ -243,6 +243,7 @@ void cfs_coherence_flush(struct cfs_daemon *d)
 	d->coh.wait = 0;
 	if (ch->count || ch->overflow || ch->names) { /* most requests change nothing */
 		before = cfs_notify_ticket(d->notifier);
+		cfs_notify_lane(d->notifier, CFS_LANE_URGENT);
 		if (ch->overflow)
 			cfs_tree_each_referenced(d->tree, cfs_held_node, d);
 		else
@@ -253,15 +254,18 @@ void cfs_coherence_flush(struct cfs_daemon *d)
 		if (ch->names)
 			cfs_named_everywhere(d, false);
 		cfs_coherence_searchable(d, false);
+		cfs_notify_lane(d->notifier, CFS_LANE_LAZY);
 		ticket = cfs_notify_ticket(d->notifier);
 		if (ch->names) {
 			cfs_named_everywhere(d, true);
 			cfs_coherence_names(d);
 		}
 		cfs_coherence_searchable(d, true);
-		/* nothing queued before may wait for a lock the caller holds */
-		if (ticket != before &&
-		    !cfs_notify_pending_on(d->notifier, d->coh.covered, d->coh.ncovered, before))
+		/* nothing queued before may wait for a lock the caller holds: a request that
+		 * changed names holds directories' and nodes' locks, one that changed a node
+		 * (write, truncate) also its pages */
+		if (ticket != before && !cfs_notify_pending_on(d->notifier, d->coh.covered,
+							       d->coh.ncovered, before, ch->names))
 			d->coh.wait = ticket;
 		*ch = (struct cfs_changes){0};
 	}

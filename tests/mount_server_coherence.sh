@@ -63,6 +63,33 @@ through_file_link() {
 	}' 2>&1
 }
 
+# Replies held until the kernel forgot the other names' answers: in one process, with no
+# time between a change and the next look, through a directory link (rename over, remove)
+# and through more links to one file than the attributes dropped before the reply (32).
+at_once() {
+	mkdir E && ln -s E LE && echo 0 >t
+	for i in $(seq 1 40); do ln -s t "l$i"; done
+	perl -e 'sub cat { open(my $f, "<", $_[0]) or return "$!\n"; local $/; <$f> }
+	for my $i (1 .. 100) {
+		open(my $w, ">", "LE/c.tmp") or die "create: $!";
+		print $w "v$i\n";
+		close($w);
+		rename("LE/c.tmp", "LE/c") or die "rename: $!";
+		print "$i E/c ", cat("E/c");
+		open($w, ">", "E/g") or die "create g: $!";
+		close($w);
+		-e "E/g" or die "E/g: $!";
+		unlink("LE/g") or die "unlink: $!";
+		print "$i E/g ", (-e "E/g" ? "still there" : "gone"), "\n";
+		open($w, ">>", "t") or die "t: $!";
+		print $w "round $i\n";
+		close($w);
+		my %sizes;
+		$sizes{(stat("l$_"))[7]}++ for 1 .. 40;
+		print "$i sizes ", join(" ", map { "$_x$sizes{$_}" } sort keys %sizes), "\n";
+	}' 2>&1
+}
+
 # The same for attributes alone, where replies are never held (loop=libfuse): they are
 # dropped before every reply, which needs no lock.
 mode_through_file_link() {
@@ -90,7 +117,7 @@ run() { # run DIR FUNCTION: FUNCTION's output, run from DIR
 }
 
 mount_tmpfs "$R" || { fail "tmpfs"; finish; exit 1; }
-for s in through_dir_link through_file_link closed_on_the_path mode_through_file_link; do
+for s in through_dir_link through_file_link closed_on_the_path at_once mode_through_file_link; do
 	mkdir "$R/$s" && run "$R/$s" "$s" >"$T/$s.tmpfs"
 done
 check "tmpfs: a removed file is gone under every name" grep -q "cannot statx 'E/g'" \
@@ -100,7 +127,7 @@ check "tmpfs: uid 65534 is refused past a closed directory" grep -q "denied" \
 
 for opts in follow=server,entry_timeout=3600,attr_timeout=3600 follow=server; do
 	mount_cfs "$M" -o "$opts,allow_other" "$T/empty.spec" || { fail "mount $opts"; continue; }
-	for s in through_dir_link through_file_link closed_on_the_path; do
+	for s in through_dir_link through_file_link closed_on_the_path at_once; do
 		mkdir "$M/$s" && run "$M/$s" "$s" >"$T/$s.cfs"
 		same_output "$s, $opts == tmpfs" "$T/$s.tmpfs" "$T/$s.cfs"
 	done
