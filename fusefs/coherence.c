@@ -14,9 +14,18 @@
 #include "notify.h"
 #include "paths.h"
 
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* At most this many attribute invalidations are sent from the loop per flush (one write to
+ * /dev/fuse each); past it they are only queued, as the rest. */
+enum { CFS_ATTRS_NOW_MAX = 32 };
+
 struct cfs_node_ctx {
 	struct cfs_daemon *d;
 	uint32_t node;
+	unsigned *now; /* attribute invalidations sent from the loop in this flush */
 };
 
 static bool cfs_is_covered(const struct cfs_daemon *d, fuse_ino_t nodeid)
@@ -33,29 +42,109 @@ void cfs_coherence_covered(struct cfs_daemon *d, fuse_ino_t nodeid)
 		d->coh.covered[d->coh.ncovered++] = nodeid;
 }
 
+/* Server mode's nodeids alias tree nodes: is there any (a path nodeid the kernel holds)? */
+static bool cfs_has_aliases(const struct cfs_daemon *d)
+{
+	return d->paths && cfs_paths_count(d->paths) > 0;
+}
+
+static uint32_t cfs_tree_node_of(const struct cfs_daemon *d, fuse_ino_t nodeid)
+{
+	return cfs_is_path_id(nodeid) ? cfs_paths_target(d->paths, nodeid) : (uint32_t)nodeid;
+}
+
+void cfs_coherence_named(struct cfs_daemon *d, fuse_ino_t parent, const char *name)
+{
+	size_t len = strlen(name);
+	uint32_t dir = cfs_tree_node_of(d, parent), child;
+	uint64_t victim = 0;
+
+	if (!cfs_has_aliases(d) || d->coh.nnamed == CFS_NAMED_MAX || len > CFS_NAME_MAX)
+		return;
+	struct cfs_named *n = &d->coh.named[d->coh.nnamed++];
+	n->parent = parent;
+	n->dir = dir;
+	n->len = len;
+	memcpy(n->name, name, len + 1);
+	/* the node the kernel holds at (PARENT, NAME): it locks it during the request, and
+	 * updates it itself (link count) */
+	victim = cfs_paths_find(d->paths, parent, name, len);
+	if (!victim && cfs_tree_lookup(d->tree, dir, name, len, &child) == 0)
+		victim = child;
+	if (victim)
+		cfs_coherence_covered(d, victim);
+}
+
+/* NODEID's attributes and pages: the attributes from the loop at once (no lock, see
+ * cfs_notify_attrs_now), so even a reply that is not held finds them gone; the rest queued. */
+static void cfs_drop_inode(struct cfs_daemon *d, fuse_ino_t nodeid, unsigned *now)
+{
+	if (now && *now < CFS_ATTRS_NOW_MAX) {
+		(*now)++;
+		cfs_notify_attrs_now(d->se, nodeid);
+	}
+	cfs_notify_inode(d->notifier, nodeid);
+}
+
 static void cfs_path_to_node(void *data, uint64_t parent, const char *name, size_t len,
 			     uint64_t nodeid, uint32_t target)
 {
 	struct cfs_node_ctx *c = data;
 
 	if (target == c->node && !cfs_is_covered(c->d, nodeid))
-		cfs_notify_inode(c->d->notifier, nodeid);
+		cfs_drop_inode(c->d, nodeid, c->now);
 }
 
 /* NODE's attributes and pages, under every nodeid the kernel knows it by. */
-static void cfs_node_everywhere(struct cfs_daemon *d, uint32_t node)
+static void cfs_node_everywhere(struct cfs_daemon *d, uint32_t node, unsigned *now)
 {
 	if (!cfs_is_covered(d, node) && (node == CFS_ROOT || cfs_tree_refs(d->tree, node)))
-		cfs_notify_inode(d->notifier, node);
-	if (!d->paths || cfs_paths_count(d->paths) == 0)
+		cfs_drop_inode(d, node, now);
+	if (!cfs_has_aliases(d))
 		return;
-	struct cfs_node_ctx c = {d, node};
+	struct cfs_node_ctx c = {d, node, now};
 	cfs_paths_each(d->paths, cfs_path_to_node, &c);
+}
+
+/* The entries a request changed, under every other nodeid of their directory: LOCKED says
+ * which pass, those under a nodeid the caller holds locked (covered: the kernel locks the
+ * request's directories and nodes) or the others. */
+struct cfs_named_ctx {
+	struct cfs_daemon *d;
+	const struct cfs_named *n;
+	bool locked;
+};
+
+static void cfs_named_alias(struct cfs_named_ctx *c, fuse_ino_t alias)
+{
+	if (alias == c->n->parent || cfs_is_covered(c->d, alias) != c->locked)
+		return;
+	cfs_notify_entry(c->d->notifier, alias, c->n->name, c->n->len);
+}
+
+static void cfs_path_to_dir(void *data, uint64_t parent, const char *name, size_t len,
+			    uint64_t nodeid, uint32_t target)
+{
+	struct cfs_named_ctx *c = data;
+
+	if (target == c->n->dir)
+		cfs_named_alias(c, nodeid);
+}
+
+static void cfs_named_everywhere(struct cfs_daemon *d, bool locked)
+{
+	for (unsigned i = 0; i < d->coh.nnamed; i++) {
+		struct cfs_named_ctx c = {d, &d->coh.named[i], locked};
+		uint32_t dir = c.n->dir;
+		if (dir == CFS_ROOT || cfs_tree_refs(d->tree, dir))
+			cfs_named_alias(&c, dir);
+		cfs_paths_each(d->paths, cfs_path_to_dir, &c);
+	}
 }
 
 static void cfs_held_node(void *data, uint32_t id)
 {
-	cfs_node_everywhere(data, id);
+	cfs_node_everywhere(data, id, NULL);
 }
 
 /* Kept listings that show resolved links, or were reached through one: each listing served
@@ -106,23 +195,188 @@ static void cfs_coherence_names(struct cfs_daemon *d)
 		cfs_paths_each(d->paths, cfs_path_entry, d);
 }
 
+/* A path through a link, looked up again: LOCKED says which pass (cfs_named_ctx). */
+struct cfs_path_ctx {
+	struct cfs_daemon *d;
+	bool locked;
+};
+
+static void cfs_path_entry_pass(void *data, uint64_t parent, const char *name, size_t len,
+				uint64_t nodeid, uint32_t target)
+{
+	struct cfs_path_ctx *c = data;
+
+	if (cfs_is_covered(c->d, parent) == c->locked)
+		cfs_notify_entry(c->d->notifier, parent, name, len);
+}
+
+/* Server mode: a directory's mode or owner changed (no name did): who may walk through it
+ * changed, so every path through a link is looked up again, as after a rename. */
+static bool cfs_coherence_searchable(struct cfs_daemon *d, bool locked)
+{
+	const struct cfs_changes *ch = &d->changes;
+	struct cfs_path_ctx c = {d, locked};
+
+	if (d->opts.follow != CFS_FOLLOW_SERVER || !cfs_has_aliases(d) || ch->names)
+		return false;
+	for (unsigned i = 0; i < ch->count; i++)
+		if (cfs_tree_kind(d->tree, ch->nodes[i]) == RS_DIR) {
+			cfs_paths_each(d->paths, cfs_path_entry_pass, &c);
+			return true;
+		}
+	return false;
+}
+
+/*
+ * Two passes. First what the reply waits for (cfs_coherence_wait): each changed node under
+ * every nodeid, and each changed name under every other nodeid of its directory, but for
+ * the nodeids the caller holds locked. Then what may go after the reply: the same name under
+ * those locked nodeids (the notifier would wait for the caller's lock, the caller for the
+ * reply), and the answers that depend on where things are.
+ */
 void cfs_coherence_flush(struct cfs_daemon *d)
 {
 	struct cfs_changes *ch = &d->changes;
+	uint64_t before, ticket;
+	unsigned now = 0;
 
+	d->coh.wait = 0;
 	if (ch->count || ch->overflow || ch->names) { /* most requests change nothing */
+		before = cfs_notify_ticket(d->notifier);
+		cfs_notify_lane(d->notifier, CFS_LANE_URGENT);
 		if (ch->overflow)
 			cfs_tree_each_referenced(d->tree, cfs_held_node, d);
 		else
 			for (unsigned i = 0; i < ch->count; i++)
-				cfs_node_everywhere(d, ch->nodes[i]);
+				cfs_node_everywhere(d, ch->nodes[i], &now);
 		if (ch->overflow)
-			cfs_node_everywhere(d, CFS_ROOT); /* never counted, always held */
+			cfs_node_everywhere(d, CFS_ROOT, NULL); /* never counted, always held */
 		if (ch->names)
+			cfs_named_everywhere(d, false);
+		cfs_coherence_searchable(d, false);
+		cfs_notify_lane(d->notifier, CFS_LANE_LAZY);
+		ticket = cfs_notify_ticket(d->notifier);
+		if (ch->names) {
+			cfs_named_everywhere(d, true);
 			cfs_coherence_names(d);
+		}
+		cfs_coherence_searchable(d, true);
+		/* nothing queued before may wait for a lock the caller holds: a request that
+		 * changed names holds directories' and nodes' locks, one that changed a node
+		 * (write, truncate) also its pages */
+		if (ticket != before && !cfs_notify_pending_on(d->notifier, d->coh.covered,
+							       d->coh.ncovered, before, ch->names))
+			d->coh.wait = ticket;
 		*ch = (struct cfs_changes){0};
 	}
 	d->coh.ncovered = 0;
+	d->coh.nnamed = 0;
+}
+
+enum cfs_held_kind { CFS_HELD_ERR, CFS_HELD_WRITE, CFS_HELD_ATTR };
+
+struct cfs_held {
+	fuse_req_t req;
+	uint64_t ticket, since_ns;
+	enum cfs_held_kind kind;
+	size_t count;	/* CFS_HELD_WRITE */
+	struct stat st; /* CFS_HELD_ATTR */
+	double timeout;
+	struct cfs_held *next;
+};
+
+static uint64_t cfs_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void cfs_held_send(const struct cfs_held *h)
+{
+	switch (h->kind) {
+	case CFS_HELD_ERR:
+		fuse_reply_err(h->req, 0);
+		break;
+	case CFS_HELD_WRITE:
+		fuse_reply_write(h->req, h->count);
+		break;
+	case CFS_HELD_ATTR:
+		fuse_reply_attr(h->req, &h->st, h->timeout);
+		break;
+	}
+}
+
+/* The ticket this request's reply waits for, 0 to send it now. */
+static uint64_t cfs_coherence_wait(struct cfs_daemon *d)
+{
+	uint64_t t = d->coh.wait;
+
+	d->coh.wait = 0;
+	if (!t || !d->coh.can_hold || d->coh.nheld >= CFS_HELD_MAX ||
+	    cfs_notify_delivered(d->notifier, CFS_WAIT_REPLIES, t, true))
+		return 0;
+	return t;
+}
+
+static void cfs_reply(struct cfs_daemon *d, struct cfs_held *h)
+{
+	h->ticket = cfs_coherence_wait(d);
+	struct cfs_held *keep = h->ticket ? g_try_new(struct cfs_held, 1) : NULL;
+
+	if (!keep) { /* nothing to wait for, or no memory to wait with */
+		cfs_held_send(h);
+		return;
+	}
+	*keep = *h;
+	keep->since_ns = cfs_mono_ns();
+	keep->next = NULL;
+	if (!d->coh.held)
+		d->coh.tail = &d->coh.held;
+	*d->coh.tail = keep;
+	d->coh.tail = &keep->next;
+	d->coh.nheld++;
+}
+
+void cfs_coherence_reply_err(struct cfs_daemon *d, fuse_req_t req)
+{
+	cfs_reply(d, &(struct cfs_held){.req = req, .kind = CFS_HELD_ERR});
+}
+
+void cfs_coherence_reply_write(struct cfs_daemon *d, fuse_req_t req, size_t count)
+{
+	cfs_reply(d, &(struct cfs_held){.req = req, .kind = CFS_HELD_WRITE, .count = count});
+}
+
+void cfs_coherence_reply_attr(struct cfs_daemon *d, fuse_req_t req, const struct stat *st,
+			      double timeout)
+{
+	cfs_reply(d, &(struct cfs_held){
+			 .req = req, .kind = CFS_HELD_ATTR, .st = *st, .timeout = timeout});
+}
+
+unsigned cfs_coherence_send_held(struct cfs_daemon *d, bool all)
+{
+	uint64_t now = cfs_mono_ns();
+	struct cfs_held **at = &d->coh.held;
+
+	d->coh.tail = &d->coh.held;
+	while (*at) {
+		struct cfs_held *h = *at;
+		/* those still waiting ask to be woken again */
+		if (all || now - h->since_ns >= CFS_HOLD_MS * 1000000ull ||
+		    cfs_notify_delivered(d->notifier, CFS_WAIT_REPLIES, h->ticket, true)) {
+			*at = h->next;
+			d->coh.nheld--;
+			cfs_held_send(h);
+			g_free(h);
+		} else {
+			at = &h->next;
+			d->coh.tail = at;
+		}
+	}
+	return d->coh.nheld;
 }
 
 void cfs_coherence_attrs_now(struct cfs_daemon *d, fuse_ino_t ino)

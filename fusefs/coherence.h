@@ -16,13 +16,29 @@
 #include <stddef.h>
 
 struct cfs_daemon;
+struct cfs_held;
 
-enum { CFS_COVERED_MAX = 4 };
+/* A rename covers both parents and both names' nodes; a request names at most two entries. */
+enum { CFS_COVERED_MAX = 6, CFS_NAMED_MAX = 2, CFS_NAME_MAX = 255 };
+
+struct cfs_named {
+	fuse_ino_t parent; /* the nodeid the request came through */
+	uint32_t dir;	   /* the tree directory it stands for */
+	size_t len;
+	char name[CFS_NAME_MAX + 1];
+};
 
 struct cfs_coherence {
 	/* nodeids a request's reply already told the kernel about (cfs_coherence_covered) */
 	fuse_ino_t covered[CFS_COVERED_MAX];
 	unsigned ncovered;
+	struct cfs_named named[CFS_NAMED_MAX]; /* the entries a request changes */
+	unsigned nnamed;
+	uint64_t wait;		/* the ticket this request's reply waits for (0: none) */
+	bool can_hold;		/* the loop sends held replies (session.c) */
+	struct cfs_held *held;	/* replies held for the notifier, oldest first */
+	struct cfs_held **tail; /* where the next one goes */
+	unsigned nheld;
 	GArray *resolved; /* fuse_ino_t of kept listings that show resolved links */
 };
 
@@ -35,12 +51,38 @@ struct cfs_coherence {
 void cfs_coherence_covered(struct cfs_daemon *d, fuse_ino_t nodeid);
 
 /*
+ * A FUSE request is about to add, remove or replace NAME under PARENT (before the change: the
+ * node the kernel holds there is looked up now). The kernel updates its own entry at
+ * (PARENT, NAME) and that node's attributes; the same name under every other nodeid of the
+ * directory (its own, server mode's paths through links) is dropped at the flush.
+ */
+void cfs_coherence_named(struct cfs_daemon *d, fuse_ino_t parent, const char *name);
+
+/*
  * After every request and every control command: what the tree recorded becomes
  * invalidations. Each node it names is dropped under every nodeid the kernel knows it by
  * (its own and server mode's paths through links), but for the covered ones; a change of
  * names also drops the answers that depend on where things are (cfs_coherence_names).
  */
 void cfs_coherence_flush(struct cfs_daemon *d);
+
+/*
+ * A request's reply, after its flush: sent now, or held until the notifier has delivered the
+ * invalidations the flush queued for other names of what the request changed, so that none
+ * answers the old way once the caller has its answer. Held only where that cannot deadlock:
+ * the invalidations it waits for never need a lock the caller holds (those go after the
+ * reply), none queued before them does, fewer than CFS_HELD_MAX replies are held (a ring
+ * queue has 8 entries: a held reply keeps one), and the loop can hold (can_hold). A held reply
+ * also goes after CFS_HOLD_MS, for lock chains the daemon cannot see (README, Coherence).
+ */
+enum { CFS_HELD_MAX = 4, CFS_HOLD_MS = 100 };
+void cfs_coherence_reply_err(struct cfs_daemon *d, fuse_req_t req);
+void cfs_coherence_reply_write(struct cfs_daemon *d, fuse_req_t req, size_t count);
+void cfs_coherence_reply_attr(struct cfs_daemon *d, fuse_req_t req, const struct stat *st,
+			      double timeout);
+/* The loop: send the held replies whose invalidations were delivered or that waited
+ * CFS_HOLD_MS; ALL: every one (the session ends). How many are still held. */
+unsigned cfs_coherence_send_held(struct cfs_daemon *d, bool all);
 
 /* INO's attributes, dropped now, before the reply that must find them gone (see
  * cfs_notify_attrs_now): for a change a request makes that its reply does not carry. */

@@ -147,7 +147,8 @@ static void cfs_client_request(struct cfs_client *cl, const char *line, size_t l
 	c->asking = NULL;
 	cfs_coherence_flush(c->d); /* what the command changed, as the tree recorded it */
 	uint64_t after = cfs_notify_ticket(n);
-	if (reply && after != before && c->wake_fd >= 0 && !cfs_notify_delivered(n, after, true)) {
+	if (reply && after != before && c->wake_fd >= 0 &&
+	    !cfs_notify_delivered(n, CFS_WAIT_CONTROL, after, true)) {
 		cl->held = reply;
 		cl->ticket = after;
 		return;
@@ -297,7 +298,8 @@ static void cfs_on_delivered(struct pc_loop *loop, int fd, int revents, void *da
 	while (g_hash_table_iter_next(&it, &key, &value)) {
 		struct cfs_client *cl = value;
 		/* those still waiting ask to be woken again */
-		if (cl->held && cfs_notify_delivered(c->d->notifier, cl->ticket, true))
+		if (cl->held &&
+		    cfs_notify_delivered(c->d->notifier, CFS_WAIT_CONTROL, cl->ticket, true))
 			g_array_append_val(ready, cl->fd);
 	}
 	/* sending may close a client: look each up again, outside the iteration */
@@ -328,10 +330,11 @@ int cfs_control_start(struct cfs_control **out, struct cfs_daemon *d, struct pc_
 	pc_timer_init(&c->resume, cfs_on_resume, c);
 	if (fd >= 0)
 		err = pc_io_add(loop, fd, POLLIN, cfs_on_accept, c);
-	if (!err && fd >= 0 && cfs_notify_wake_fd(d->notifier) >= 0) {
-		err = pc_io_add(loop, cfs_notify_wake_fd(d->notifier), POLLIN, cfs_on_delivered, c);
+	if (!err && fd >= 0 && cfs_notify_wake_fd(d->notifier, CFS_WAIT_CONTROL) >= 0) {
+		err = pc_io_add(loop, cfs_notify_wake_fd(d->notifier, CFS_WAIT_CONTROL), POLLIN,
+				cfs_on_delivered, c);
 		if (!err)
-			c->wake_fd = cfs_notify_wake_fd(d->notifier);
+			c->wake_fd = cfs_notify_wake_fd(d->notifier, CFS_WAIT_CONTROL);
 	}
 	if (err) {
 		cfs_control_stop(c);

@@ -17,16 +17,26 @@ struct cfs_notify_stats {
 	uint64_t deepest; /* longest the queue has been */
 };
 
-/* Start the thread (all signals blocked in it). 0 or -errno. */
+/* Start the threads (all signals blocked in them). 0 or -errno. */
 int cfs_notifier_start(struct cfs_notifier **out, struct fuse_session *se);
-/* Ask the thread to stop after the invalidation it is sending (the rest of the queue is
- * dropped: the session is ending); cfs_notifier_done() says when it has. An invalidation can
+/* Ask the threads to stop after the invalidation each is sending (the rest of the queue is
+ * dropped: the session is ending); cfs_notifier_done() says when they have. An invalidation can
  * wait in the kernel for a directory lock held by a caller whose request waits for us, so
  * the loop thread keeps answering requests until then (session.c). */
 void cfs_notifier_stopping(struct cfs_notifier *n);
 bool cfs_notifier_done(struct cfs_notifier *n);
 /* Stop (see above), join and free. Call before the session is destroyed. */
 void cfs_notifier_stop(struct cfs_notifier *n);
+
+/*
+ * Two queues, each sent by a thread of its own. URGENT: what replies held for the notifier
+ * wait for (coherence.c puts there only what needs no lock their callers hold). LAZY: the
+ * rest, which may wait in the kernel for such a lock until the reply goes; a thread blocked
+ * there must not keep the urgent queue from moving. The loop picks the queue for what it
+ * queues next (LAZY unless told).
+ */
+enum cfs_notify_lane { CFS_LANE_URGENT, CFS_LANE_LAZY, CFS_LANES };
+void cfs_notify_lane(struct cfs_notifier *n, enum cfs_notify_lane lane);
 
 /* Queue an invalidation; never blocks on the kernel. N may be NULL (nothing to do). */
 void cfs_notify_entry(struct cfs_notifier *n, fuse_ino_t parent, const char *name, size_t len);
@@ -44,14 +54,27 @@ void cfs_notify_forgotten(struct cfs_notifier *n, fuse_ino_t ino);
 
 /*
  * Waiting for delivery without blocking. cfs_notify_ticket(): the sequence number of the last
- * invalidation queued so far (0 with none). cfs_notify_delivered(): true once every
- * invalidation up to TICKET was delivered (sent, or dropped as above), or the notifier is
- * stopping (the session ends). Else, with WAKE, cfs_notify_wake_fd() (an eventfd the loop
- * polls; read it to rearm) becomes readable once they are. N NULL: nothing ever waits.
+ * invalidation queued so far, in either queue (0 with none). cfs_notify_delivered(): true
+ * once every invalidation up to TICKET was delivered (sent, or dropped as above), of both
+ * queues for control replies, of the urgent one for FUSE replies, or the notifier is
+ * stopping (the session ends). Else, with WAKE, cfs_notify_wake_fd(N, W) (an eventfd the loop
+ * polls; read it to rearm) becomes readable once they are. Each waiter (control replies,
+ * FUSE replies) has an eventfd of its own, so neither consumes the other's wake-up. N NULL:
+ * nothing ever waits.
  */
+enum cfs_notify_waiter { CFS_WAIT_CONTROL, CFS_WAIT_REPLIES, CFS_WAITERS };
 uint64_t cfs_notify_ticket(struct cfs_notifier *n);
-bool cfs_notify_delivered(struct cfs_notifier *n, uint64_t ticket, bool wake);
-int cfs_notify_wake_fd(const struct cfs_notifier *n);
+bool cfs_notify_delivered(struct cfs_notifier *n, enum cfs_notify_waiter w, uint64_t ticket,
+			  bool wake);
+int cfs_notify_wake_fd(const struct cfs_notifier *n, enum cfs_notify_waiter w);
+
+/* Is an urgent invalidation of one of INOS queued up to UPTO, or being sent? A reply must
+ * not wait for the urgent queue when its thread may be blocked on a lock the waiting caller
+ * holds (coherence.c). An entry's invalidation takes the directory's lock; an inode's, only
+ * the locks of its pages, which none but a write holds during its request: ENTRIES_ONLY
+ * leaves inodes out. */
+bool cfs_notify_pending_on(struct cfs_notifier *n, const fuse_ino_t *inos, unsigned count,
+			   uint64_t upto, bool entries_only);
 
 void cfs_notifier_stats(struct cfs_notifier *n, struct cfs_notify_stats *out);
 

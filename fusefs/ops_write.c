@@ -145,12 +145,12 @@ void cfs_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const cha
 void cfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct cfs_daemon *d = cfs_of(req);
-	uint32_t dir = cfs_node(d, parent), child = 0;
+	uint32_t dir = cfs_node(d, parent);
 	size_t len = strlen(name);
 	int err;
 
 	cfs_count(d, CFS_OP_unlink);
-	cfs_tree_lookup(d->tree, dir, name, len, &child);
+	cfs_coherence_named(d, parent, name);
 	err = cfs_tree_unlink(d->tree, dir, name, len);
 	if (err) {
 		cfs_reply_err(req, err);
@@ -158,7 +158,7 @@ void cfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	cfs_coherence_covered(d, parent);
 	cfs_coherence_flush(d);
-	fuse_reply_err(req, 0);
+	cfs_coherence_reply_err(d, req);
 }
 
 void cfs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -169,6 +169,7 @@ void cfs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int err;
 
 	cfs_count(d, CFS_OP_rmdir);
+	cfs_coherence_named(d, parent, name);
 	err = cfs_tree_lookup(d->tree, dir, name, len, &child);
 	/* Server mode shows a link to a directory as a directory: rmdir removes the link. */
 	if (!err && d->opts.follow == CFS_FOLLOW_SERVER && cfs_tree_kind(d->tree, child) == RS_LINK)
@@ -181,7 +182,7 @@ void cfs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	cfs_coherence_covered(d, parent);
 	cfs_coherence_flush(d);
-	fuse_reply_err(req, 0);
+	cfs_coherence_reply_err(d, req);
 }
 
 void cfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -192,6 +193,8 @@ void cfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino
 	int err;
 
 	cfs_count(d, CFS_OP_rename);
+	cfs_coherence_named(d, parent, name);
+	cfs_coherence_named(d, newparent, newname);
 	err = cfs_tree_rename(d->tree, cfs_node(d, parent), name, len, cfs_node(d, newparent),
 			      newname, newlen, flags);
 	if (err) {
@@ -204,7 +207,7 @@ void cfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino
 	cfs_coherence_moved(d, newparent, newname, newlen);
 	if (flags & RENAME_EXCHANGE)
 		cfs_coherence_moved(d, parent, name, len);
-	fuse_reply_err(req, 0);
+	cfs_coherence_reply_err(d, req);
 }
 
 static int cfs_setattr_times(struct cfs_daemon *d, uint32_t node, const struct stat *attr,
@@ -282,7 +285,7 @@ void cfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_se
 	cfs_coherence_covered(d, ino);
 	cfs_coherence_flush(d);
 	cfs_stat(d, node, &st);
-	fuse_reply_attr(req, &st, cfs_attr_timeout(d));
+	cfs_coherence_reply_attr(d, req, &st, cfs_attr_timeout(d));
 }
 
 void cfs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
@@ -301,7 +304,7 @@ void cfs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 	}
 	cfs_coherence_covered(d, ino);
 	cfs_coherence_flush(d);
-	fuse_reply_write(req, (size_t)n);
+	cfs_coherence_reply_write(d, req, (size_t)n);
 }
 
 /* An open that truncates (O_TRUNC with atomic_o_trunc, opens=answer) changes the file. */

@@ -126,6 +126,15 @@ void cfs_paths_ref(struct cfs_paths *p, uint64_t nodeid)
 	}
 }
 
+uint64_t cfs_paths_find(const struct cfs_paths *p, uint64_t parent, const char *name, size_t len)
+{
+	GBytes *k = cfs_key(parent, name, len);
+	uintptr_t found = (uintptr_t)g_hash_table_lookup(p->by_name, k);
+
+	g_bytes_unref(k);
+	return found ? CFS_PATH_BASE + (found - 1) : 0;
+}
+
 bool cfs_paths_name(const struct cfs_paths *p, uint64_t nodeid, uint64_t *parent, const char **name,
 		    size_t *len)
 {

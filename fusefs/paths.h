@@ -38,6 +38,8 @@ static inline bool cfs_is_path_id(uint64_t nodeid)
 int cfs_paths_get(struct cfs_paths *p, uint64_t parent, const char *name, size_t len,
 		  uint32_t target, uint64_t *nodeid, uint32_t *generation, bool *created);
 void cfs_paths_ref(struct cfs_paths *p, uint64_t nodeid);
+/* The path nodeid NAME under PARENT answers now (0: none). */
+uint64_t cfs_paths_find(const struct cfs_paths *p, uint64_t parent, const char *name, size_t len);
 /* Where a path nodeid was reached: its parent nodeid and name. false if unknown. */
 bool cfs_paths_name(const struct cfs_paths *p, uint64_t nodeid, uint64_t *parent, const char **name,
 		    size_t *len);

@@ -50,6 +50,8 @@ struct cfs_server {
 	bool gone;	     /* the kernel ended the session (unmounted) */
 	struct cfs_control *ctl;
 	struct cfs_delayed *delayed; /* list of held requests */
+	int replies_fd;		     /* the notifier's eventfd for held replies, -1: none */
+	struct pc_timer hold_timer;  /* held replies go after CFS_HOLD_MS at the latest */
 };
 
 /* The path a request names, for fault rules: its nodeid's, plus the entry name it carries. */
@@ -231,6 +233,59 @@ static void cfs_session_gone(struct cfs_server *s)
 	pc_stop(&s->loop);
 }
 
+/* While replies are held, look at them at least every CFS_HOLD_MS. */
+static void cfs_arm_hold_timer(struct cfs_server *s)
+{
+	if (s->d->coh.nheld && !pc_timer_active(&s->hold_timer))
+		pc_timer_start(&s->loop, &s->hold_timer, CFS_HOLD_MS, 0);
+}
+
+static void cfs_on_hold_timer(struct pc_loop *loop, struct pc_timer *t, void *data)
+{
+	struct cfs_server *s = data;
+
+	cfs_coherence_send_held(s->d, false);
+	cfs_arm_hold_timer(s);
+}
+
+/* The notifier delivered what some held replies wait for: send those. */
+static void cfs_on_replies_delivered(struct pc_loop *loop, int fd, int revents, void *data)
+{
+	struct cfs_server *s = data;
+	uint64_t count;
+
+	if (read(fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		g_message("reading the notifier's eventfd: %s", strerror(errno));
+	cfs_coherence_send_held(s->d, false);
+}
+
+/* Held replies need the notifier's eventfd on the loop; without it every reply goes now. */
+static int cfs_start_holding(struct cfs_server *s)
+{
+	int fd = cfs_notify_wake_fd(s->d->notifier, CFS_WAIT_REPLIES);
+	int err;
+
+	if (fd < 0)
+		return 0;
+	err = pc_io_add(&s->loop, fd, POLLIN, cfs_on_replies_delivered, s);
+	if (err)
+		return err;
+	s->replies_fd = fd;
+	s->d->coh.can_hold = true;
+	return 0;
+}
+
+/* The loop has ended: what is still held goes now (the session ends). */
+static void cfs_stop_holding(struct cfs_server *s)
+{
+	s->d->coh.can_hold = false;
+	cfs_coherence_send_held(s->d, true);
+	pc_timer_stop(&s->loop, &s->hold_timer);
+	if (s->replies_fd >= 0)
+		pc_io_del(&s->loop, s->replies_fd);
+	s->replies_fd = -1;
+}
+
 /* One request, from /dev/fuse or the ring: held back by a delay rule, or served now. */
 static void cfs_serve_one(void *data, const struct fuse_buf *buf)
 {
@@ -239,6 +294,7 @@ static void cfs_serve_one(void *data, const struct fuse_buf *buf)
 	if (cfs_faults_active(s->d->faults) && cfs_maybe_delay(s, buf, buf->size))
 		return;
 	cfs_process(s->d, buf);
+	cfs_arm_hold_timer(s);
 }
 
 static void cfs_on_fuse(struct pc_loop *loop, int fd, int revents, void *data)
@@ -345,6 +401,8 @@ static int cfs_run_pollcore(struct cfs_daemon *d)
 	if (!s)
 		return -ENOMEM;
 	s->d = d;
+	s->replies_fd = -1;
+	pc_timer_init(&s->hold_timer, cfs_on_hold_timer, s);
 	err = pc_loop_init(&s->loop, NULL);
 	if (err)
 		goto out;
@@ -361,11 +419,14 @@ static int cfs_run_pollcore(struct cfs_daemon *d)
 	if (!err)
 		err = cfs_start_control(d, &s->loop, &s->ctl);
 	if (!err)
+		err = cfs_start_holding(s);
+	if (!err)
 		err = cfs_transport_start(d->transport, &s->loop, cfs_serve_one, s);
 	if (!err)
 		err = pc_run(&s->loop);
 	if (!err)
 		err = cfs_transport_error(d->transport);
+	cfs_stop_holding(s);
 	cfs_transport_stop(d->transport);
 	cfs_control_stop(s->ctl);
 	cfs_drop_delayed(s);

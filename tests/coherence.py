@@ -206,6 +206,25 @@ def ref_paths(root):
     return paths
 
 
+def dir_aliases(root, paths, kinds):
+    """{directory: [paths through links that show it]} among PATHS of the fresh mount at ROOT
+    (server mode: a link to a directory is one, with the directory's inode)."""
+    by_ino = {}
+    for p in paths:
+        try:
+            st = os.lstat(root + p if p != "/" else root)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            by_ino.setdefault(st.st_ino, []).append(p)
+    out = {}
+    for group in by_ino.values():
+        real = [p for p in group if kinds.get(p) == "dir" or p == "/"]
+        if len(real) == 1 and len(group) > 1:
+            out[real[0]] = sorted(p for p in group if p != real[0])
+    return out
+
+
 # --- the run ---------------------------------------------------------------------------------------
 class Run:
     def __init__(self, a):
@@ -219,6 +238,7 @@ class Run:
         self.log = []
         self.passed = self.failed = 0
         self.kinds = {}
+        self.aliases = {}  # server mode: directory -> the paths through links that show it
         self.clock = 1_700_000_000
 
     def ctlcmd(self, *args, check=False):
@@ -316,46 +336,57 @@ class Run:
         self.ctlcmd("limits", "nest=%d" % lim[0], "total=%d" % lim[1], check=True)
         self.limits = lim
 
+    def via(self, p):
+        """P, or in server mode often the same name through a link to its directory (a
+        change made through one name must show under every other)."""
+        d = os.path.dirname(p) or "/"
+        names = self.aliases.get(d)
+        if not names or self.rng.random() < 0.4:
+            return p
+        return self.rng.choice(names).rstrip("/") + "/" + os.path.basename(p)
+
     def change_syscall(self, k):
-        rng, m = self.rng, self.m
+        rng, m, v = self.rng, self.m, self.via
         if k == 0:
-            p = self.new_path()
+            p = v(self.new_path())
             return "mkdir %r" % p, lambda: os.mkdir(m(p), rng.choice([0o755, 0o700]))
         if k == 1:
-            p = self.of_kind("file") if rng.random() < 0.5 else self.new_path()
+            p = v(self.of_kind("file") if rng.random() < 0.5 else self.new_path())
             data = self.content().encode()
             return "write(O_CREAT|O_TRUNC) %r %r" % (p, data), lambda: write(m(p), data, False)
         if k == 2:
-            p = self.of_kind("file") or "/nofile"
+            p = v(self.of_kind("file") or "/nofile")
             data = self.content().encode()
             return "write(O_APPEND) %r %r" % (p, data), lambda: write(m(p), data, True)
         if k == 3:
-            p = self.of_kind("file") or "/nofile"
+            p = v(self.of_kind("file") or "/nofile")
             n = rng.choice([0, 1, 7, 100, 5000])
             return "truncate %r %d" % (p, n), lambda: os.truncate(m(p), n)
         if k == 4:
             p = self.new_path()
             t = self.link_target(p)
+            p = v(p)
             return "symlink %r -> %r" % (p, t), lambda: os.symlink(t, m(p))
         if k == 5:
-            src, p = self.of_kind("file", "link") or "/nofile", self.new_path()
+            src, p = v(self.of_kind("file", "link") or "/nofile"), v(self.new_path())
             return "link %r %r" % (src, p), lambda: os.link(m(src), m(p), follow_symlinks=False)
         if k == 6:
             src = self.any_path()
             same = self.of_kind(self.kinds.get(src, "file"))
             dst = same if same and same != src and rng.random() < 0.5 else self.new_path()
+            src, dst = v(src), v(dst)
             return "rename %r %r" % (src, dst), lambda: os.rename(m(src), m(dst))
         if k == 7:
-            p = self.of_kind("file", "link") or "/nofile"
+            p = v(self.of_kind("file", "link") or "/nofile")
             return "unlink %r" % p, lambda: os.unlink(m(p))
         if k == 8:
-            p = self.of_kind("dir") or "/nodir"
+            p = v(self.of_kind("dir") or "/nodir")
             return "rmdir %r" % p, lambda: os.rmdir(m(p))
         if k == 9:
-            p = self.of_kind("dir", "file") or "/"
+            p = v(self.of_kind("dir", "file") or "/")
             mode = rng.choice([0o755, 0o700, 0o644, 0o600, 0o555, 0o4755, 0o2775])
             return "chmod %r %o" % (p, mode), lambda: os.chmod(m(p), mode)
-        p = self.any_path()
+        p = v(self.any_path())
         self.clock += rng.randrange(1, 1000)
         t = self.clock if rng.random() < 0.7 else None
         return "touch -h %r %s" % (p, t), lambda: os.utime(
@@ -405,6 +436,7 @@ class Run:
         self.mount_ref(spec)
         try:
             paths = ref_paths(self.ref)
+            self.aliases = dir_aliases(self.ref, paths, self.kinds) if self.mode == "server" else {}
             if len(paths) > SAMPLE:
                 paths = sorted(random.Random(self.seed * 1000003 + step).sample(paths, SAMPLE))
             rc, ref = {}, {}

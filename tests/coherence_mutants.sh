@@ -2,12 +2,13 @@
 # The mutation check for the coherence tests (run by hand, not by make check: about a minute
 # a mutant). Each invalidation coherence.c sends is removed in turn, in a copy of the tree;
 # the copy is built and the property test run on a few seeds, then the scripts named in
-# CHAINFS_MUTANT_TESTS. A mutant nothing notices is a kind of invalidation no test can see.
+# CHAINFS_MUTANT_TESTS (CHAINFS_MUTANT_LINES, a grep pattern, picks some of the calls). A
+# mutant nothing notices is a kind of invalidation no test can see.
 # One line per mutant: caught (by what) or MISSED.
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SEEDS=${CHAINFS_SEEDS:-"2 3 5"}
 STEPS=${CHAINFS_STEPS:-200}
-TESTS=${CHAINFS_MUTANT_TESTS:-"tests/mount_lines.sh tests/mount_types.sh tests/mount_inval.sh tests/mount_modes.sh tests/mount_faults.sh"}
+TESTS=${CHAINFS_MUTANT_TESTS:-"tests/mount_server_coherence.sh tests/mount_lines.sh tests/mount_types.sh tests/mount_inval.sh tests/mount_modes.sh tests/mount_faults.sh"}
 W=$(mktemp -d /tmp/cfs-mutants.XXXXXX)
 trap 'rm -rf "$W"' EXIT INT TERM
 (cd "$ROOT" && git ls-files -z | xargs -0 cp --parents -t "$W") || exit 1
@@ -16,7 +17,7 @@ cd "$W" || exit 1
 build() { make -s -j2 all CFLAGS_EXTRA=-Wno-error >/dev/null 2>&1; }
 build || { echo "the copy does not build"; exit 1; }
 cp fusefs/coherence.c "$W/coherence.c.orig"
-grep -n "cfs_notify_[a-z_]*(\|cfs_links_changed(d)" fusefs/coherence.c | grep -v "^[0-9]*:[a-z]" |
+grep -n "cfs_notify_\(entry\|inode\|attrs_now\)(\|cfs_links_changed(d)" fusefs/coherence.c | grep -v "^[0-9]*:[a-z]" |
 	grep "${CHAINFS_MUTANT_LINES:-.}" >"$W/calls"
 while IFS=: read -r line text; do
 	sed -i "${line}s/cfs_[a-z_]*(.*);/(void)0;/" fusefs/coherence.c
