@@ -227,6 +227,24 @@ static bool cfs_coherence_searchable(struct cfs_daemon *d, bool locked)
 	return false;
 }
 
+/* A directory's mode or owner may have changed (a change of its own, no name's): what links
+ * answer is computed with anyone's search rights (links.h), so every answer the kernel keeps
+ * for a link may now differ, its size with it. Symlink inodes: no lock the caller holds. */
+static void cfs_coherence_rights(struct cfs_daemon *d)
+{
+	const struct cfs_changes *ch = &d->changes;
+
+	if (ch->names)
+		return; /* cfs_coherence_names drops them */
+	for (unsigned i = 0; i < ch->count || (ch->overflow && i == 0); i++)
+		if (ch->overflow || cfs_tree_kind(d->tree, ch->nodes[i]) == RS_DIR) {
+			cfs_links_changed(d); /* kernel mode: those noted as dependent */
+			if (d->opts.follow != CFS_FOLLOW_KERNEL)
+				cfs_tree_each_referenced(d->tree, cfs_link_body, d);
+			return;
+		}
+}
+
 /*
  * Two passes. First what the reply waits for (cfs_coherence_wait): each changed node under
  * every nodeid, and each changed name under every other nodeid of its directory, but for
@@ -254,6 +272,7 @@ void cfs_coherence_flush(struct cfs_daemon *d)
 		if (ch->names)
 			cfs_named_everywhere(d, false);
 		cfs_coherence_searchable(d, false);
+		cfs_coherence_rights(d);
 		cfs_notify_lane(d->notifier, CFS_LANE_LAZY);
 		ticket = cfs_notify_ticket(d->notifier);
 		if (ch->names) {
