@@ -48,11 +48,16 @@ bool cfs_target_may_climb(const char *target, size_t len)
  * the walk got to and *stop where it stopped: at LAST, or at the component that failed
  * (missing, under a non-directory, a link that does not resolve), which the answer keeps so
  * that the kernel fails there too. 0, or -ENOMEM. */
-static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, uint32_t *at, const char *p,
-		     const char *last, const char **stop, bool *at_root)
+static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, uint32_t *budget,
+		     uint32_t *at, const char *p, const char *last, const char **stop,
+		     bool *at_root)
 {
-	struct rs_ctx ctx = {
-	    .ops = &cfs_tree_rs_ops, .tree = (void *)t, .root = CFS_ROOT, .limits = limits};
+	uint32_t own = RS_WALK_BUDGET; /* one walk's worth for all of them, without BUDGET */
+	struct rs_ctx ctx = {.ops = &cfs_tree_rs_ops,
+			     .tree = (void *)t,
+			     .root = CFS_ROOT,
+			     .limits = limits,
+			     .budget = budget ? budget : &own};
 	const char *name;
 	uint32_t next;
 	size_t n;
@@ -86,8 +91,9 @@ static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, uint32_t
 	return 0;
 }
 
-int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t link, uint32_t *at,
-		    const char **rest, const char **end, bool *as_stored)
+int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t *budget,
+		    uint32_t link, uint32_t *at, const char **rest, const char **end,
+		    bool *as_stored)
 {
 	const char *target;
 	size_t len;
@@ -100,7 +106,7 @@ int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t 
 	*at = target[0] == '/' ? CFS_ROOT : cfs_tree_parent(t, link);
 	const char *last = cfs_last_dotdot(target, *end);
 	*rest = target;
-	err = last ? cfs_climb(t, limits, at, target, last, rest, &at_root) : 0;
+	err = last ? cfs_climb(t, limits, budget, at, target, last, rest, &at_root) : 0;
 	*as_stored = target[0] != '/' && !at_root && (!last || *rest == last);
 	return err;
 }
@@ -145,7 +151,7 @@ ssize_t cfs_inroot_target(const struct cfs_tree *t, struct rs_limits limits, uin
 		return (ssize_t)len;
 	}
 	bool as_stored;
-	err = cfs_inroot_walk(t, limits, link, &at, &rest, &end, &as_stored);
+	err = cfs_inroot_walk(t, limits, NULL, link, &at, &rest, &end, &as_stored);
 	if (err)
 		return err;
 	if (as_stored) { /* on a copy that nobody changes, the kernel's walk is the same */

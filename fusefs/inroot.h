@@ -22,9 +22,11 @@ bool cfs_target_may_climb(const char *target, size_t len);
  * after a walk that went through, or the failing name and what follows. *as_stored: the
  * target is relative, the walk went through and no ".." was taken at the root, so the
  * kernel's walk of the stored target means the same (as long as the tree stays as it is).
+ * BUDGET (rs_ctx.budget, NULL: one walk's) bounds all the walks the climb makes together.
  * 0, -ENOMEM, -EINVAL (not a link). */
-int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t link, uint32_t *at,
-		    const char **rest, const char **end, bool *as_stored);
+int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t *budget,
+		    uint32_t link, uint32_t *at, const char **rest, const char **end,
+		    bool *as_stored);
 /* Append the components of [P, END) to the path OUT[0..N) (RS_PATH_MAX bytes), each ".."
  * written as "." (past a failed walk they would climb from wherever the tree has changed;
  * "." still fails under a file) and a trailing slash after them kept. The new length or

@@ -45,7 +45,7 @@ static ssize_t cfs_inroot_answer(const struct cfs_daemon *d, uint32_t link, char
 	/* Any other answer names where the in-root walk of the target gets to by its path
 	 * through the mountpoint: no "..", so no rename racing the kernel's walk, no hard link
 	 * elsewhere and no cached body can take it out of the mount. */
-	err = cfs_inroot_walk(d->tree, lim, link, &at, &rest, &end, &as_stored);
+	err = cfs_inroot_walk(d->tree, lim, d->walk_budget, link, &at, &rest, &end, &as_stored);
 	if (err)
 		return err;
 	ssize_t n = cfs_mount_path(d, at, out);
@@ -82,7 +82,8 @@ ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cred, uin
 			     .tree = d->tree,
 			     .root = CFS_ROOT,
 			     .limits = d->opts.limits,
-			     .cred = cred};
+			     .cred = cred,
+			     .budget = d->walk_budget};
 	char name[RS_NAME_MAX + 1];
 	const char *nm;
 	size_t len;
