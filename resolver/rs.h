@@ -33,10 +33,10 @@ enum {
 	 * A loop is caught as soon as it repeats (see rs_resolve), but a walk that never
 	 * repeats (a nesting that deepens on every turn, with raised limits) would run up to
 	 * max_total links of up to 2047 components each and hold its caller, the daemon's one
-	 * request loop, for minutes and its frames for gigabytes; 2^22 components is about 0.1 s
-	 * of the daemon's time and at most 64 MiB of frames, and lets a chain of a million links
+	 * request loop, for minutes and its frames for gigabytes; 2^21 components is about 1 s
+	 * of the daemon's time and at most 32 MiB of frames, and lets a chain of a million links
 	 * (one component each) through. */
-	RS_WALK_BUDGET = 1 << 22,
+	RS_WALK_BUDGET = 1 << 21,
 };
 
 enum rs_kind { RS_DIR = 1, RS_FILE, RS_LINK, RS_OTHER };

@@ -11,6 +11,7 @@
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 BIG=max_total=1000000000,max_nest=1000000000
 LIMIT_S=3 # "a couple of seconds", with room for a loaded machine
+DEEP_S=20 # a deepening loop: the budget ends each walk after about a second
 printf '%s\n' 'file /f "root'\''s file\n"' 'dir /pub mode=0777' >"$T/loops.spec"
 
 O=$T/out # where uid 65534 writes what it saw
@@ -53,6 +54,21 @@ for mode in kernel collapse server; do
 		check "$mode: the daemon found loops (${found:-none})" test "${found:-0}" -gt 0
 		check "$mode: ... a few links in (${links:-?} in all)" test "${links:-0}" -lt 1000
 	fi
+	# ga -> "gb/x", gb -> "ga" nests one body deeper each turn, so no state repeats: each
+	# request's walk budget ends it (about a second here), and other users are answered in
+	# between. In server mode one stat -L is many requests (the kernel follows the answer,
+	# the link's own path, up to its limit of 40), so there the walker is only timed out.
+	$NOBODY sh -c "mkdir '$M/pub/g' && ln -s gb/x '$M/pub/g/ga' && ln -s ga '$M/pub/g/gb'"
+	$NOBODY sh -c "timeout $DEEP_S stat -L '$M/pub/g/ga' >'$O/$mode.deep' 2>&1" &
+	walker=$!
+	PIDS="$PIDS $walker"
+	for i in 1 2 3; do # names never asked before: each lookup reaches the daemon
+		check "$mode: root's lookup $i is answered while the deepening walk runs" \
+			sh -c "timeout $LIMIT_S stat '$M/new$i' 2>&1 | grep -q 'No such file'"
+	done
+	wait "$walker"
+	[ "$mode" = server ] ||
+		check "$mode: the deepening loop is ELOOP" grep -q "Too many levels" "$O/$mode.deep"
 	unmount_cfs "$M"
 done
 finish
