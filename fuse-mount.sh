@@ -2,7 +2,9 @@
 # fuse-mount.sh — mount, unmount and script chainfs.
 #
 #   fuse-mount.sh [chainfs options] [SPEC] MOUNTPOINT   mount; return once the mount answers
-#   fuse-mount.sh -u MOUNTPOINT                         unmount (also a stale, dead mount)
+#                    (refused where something is mounted already)
+#   fuse-mount.sh -u MOUNTPOINT                         unmount a chainfs mount (also a
+#                    stale, dead one) and stop its daemon; any other mount is refused
 #   fuse-mount.sh --run 'COMMAND' [chainfs options] [SPEC]
 #                    mount on a fresh temp dir, run COMMAND with $MNT set, unmount, exit
 #                    with COMMAND's status
@@ -46,10 +48,44 @@ chainfs_bin() {
 	echo "$here/build/chainfs"
 }
 
-is_mounted() {
-	# /proc/mounts escapes spaces as \040; compare the canonical path the same way
-	m=$(printf '%s' "$1" | sed 's/ /\\040/g')
-	awk -v m="$m" '$2 == m { found = 1 } END { exit !found }' /proc/mounts
+# canon PATH: sets mnt to PATH with its links resolved (pwd -P), whole even when it ends in a
+# newline; a directory that cannot be entered (a dead daemon's mount: ENOTCONN) is named
+# through its canonical parent. Fails when neither can be entered.
+canon() {
+	c=$(cd -- "$1" 2>/dev/null && pwd -P && echo .) && mnt=${c%?.} && return 0
+	p=$1
+	while [ "${p%/}" != "$p" ] && [ "$p" != / ]; do p=${p%/}; done
+	case $p in
+	*/*) c=$(cd -- "${p%/*}/" 2>/dev/null && pwd -P && echo .) || return 1 ;;
+	*) c=$(pwd -P && echo .) || return 1 ;;
+	esac
+	c=${c%?.}
+	mnt=${c%/}/${p##*/}
+}
+
+# mount_type MNT: the file system type of the mount on top at MNT (the last line of
+# /proc/self/mountinfo whose mount point is MNT); fails when nothing is mounted there.
+# mountinfo escapes space, tab, newline and backslash as \ooo: field 5 is unescaped and
+# compared with MNT, which comes through the environment (awk -v would read its backslashes).
+mount_type() {
+	CFS_MNT=$1 awk '
+	function unescape(s, out, d) {
+		out = ""
+		while (match(s, /\\[0-7][0-7][0-7]/)) {
+			d = substr(s, RSTART + 1, 3)
+			out = out substr(s, 1, RSTART - 1) \
+				sprintf("%c", substr(d, 1, 1) * 64 + substr(d, 2, 1) * 8 + substr(d, 3, 1))
+			s = substr(s, RSTART + 4)
+		}
+		return out s
+	}
+	{
+		for (i = 7; i < NF && $i != "-"; i++)
+			;
+		if (unescape($5) == ENVIRON["CFS_MNT"])
+			type = $(i + 1)
+	}
+	END { if (type == "") exit 1; print type }' /proc/self/mountinfo
 }
 
 # The state directory: made 0700 when missing, refused unless it is a real directory of ours
@@ -90,7 +126,23 @@ is_our_daemon() {
 	[ "$(stat -c %u "/proc/$1" 2>/dev/null)" = "$(id -u)" ] || return 1
 	exe=$(readlink "/proc/$1/exe" 2>/dev/null) || return 1
 	case "${exe% (deleted)}" in */chainfs) ;; *) return 1 ;; esac
-	[ "$(tr '\0' '\n' <"/proc/$1/cmdline" 2>/dev/null | tail -n 1)" = "$3" ]
+	# the cmdline ends in "\0MNT\0", compared byte for byte (MNT may hold newlines)
+	n=$(printf '%s' "$3" | wc -c)
+	[ "$(tail -c $((n + 2)) "/proc/$1/cmdline" 2>/dev/null | od -An -tx1 | tr -d ' \n')" = \
+		"$(printf '\0%s\0' "$3" | od -An -tx1 | tr -d ' \n')" ]
+}
+
+# served_by PID MNT: the mount at MNT is PID's: PID holds /dev/fuse open, and the connection
+# its fdinfo names is the mount's (the minor of its device number). A kernel whose fdinfo
+# names no connection is taken at PID's word.
+served_by() {
+	conn=$(stat -c %Ld "$2/." 2>/dev/null) || return 1
+	for fd in "/proc/$1/fd/"*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = /dev/fuse ] || continue
+		said=$(sed -n 's/^fuse_connection:[[:space:]]*//p' "/proc/$1/fdinfo/${fd##*/}")
+		[ -z "$said" ] || [ "$said" = "$conn" ] && return 0
+	done
+	return 1
 }
 
 # read_pidfile FILE: sets pid and started from a pidfile of ours ("PID START"), else fails
@@ -113,19 +165,39 @@ stop_daemon() {
 	done
 }
 
+# unmount PATH: unmount the chainfs mount at PATH and stop its daemon. Only a mount chainfs
+# made is touched: its type is fuse.chainfs (libfuse's subtype, from the program's name), or
+# it is a FUSE mount served by the daemon our pidfile names. Anything else, or nothing
+# mounted and no daemon of ours, fails with a message.
 unmount() {
-	mnt=$(cd "$1" 2>/dev/null && pwd -P) || mnt=$1
+	canon "$1" || { echo "fuse-mount.sh: $1: no such directory" >&2 && return 1; }
 	dir=$(state_dir) || exit 1
 	pidfile=$dir/$(key_of "$mnt").pid
-	if is_mounted "$mnt"; then
+	pid=
+	read_pidfile "$pidfile" && is_our_daemon "$pid" "$started" "$mnt" || pid=
+	if type=$(mount_type "$mnt"); then
+		case $type in
+		fuse.chainfs) ours=1 ;;
+		fuse | fuse.*) ours=${pid:+1} ;;
+		*) ours= ;;
+		esac
+		if [ -z "$ours" ]; then
+			echo "fuse-mount.sh: $mnt: a $type mount, not chainfs's; not unmounting it" >&2
+			return 1
+		fi
 		# a dead daemon leaves a mount that answers ENOTCONN: a plain unmount still works;
 		# a busy one is detached lazily so the caller is never stuck
 		fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null ||
-			umount -l "$mnt" 2>/dev/null || die "cannot unmount $mnt"
+			umount -l "$mnt" 2>/dev/null || {
+			echo "fuse-mount.sh: $mnt: cannot unmount" >&2
+			return 1
+		}
+	elif [ -z "$pid" ]; then
+		rm -f "$pidfile"
+		echo "fuse-mount.sh: $mnt: not mounted, and no daemon of ours serves it" >&2
+		return 1
 	fi
-	if read_pidfile "$pidfile"; then
-		stop_daemon "$pid" "$started" "$mnt"
-	fi
+	[ -z "$pid" ] || stop_daemon "$pid" "$started" "$mnt"
 	rm -f "$pidfile"
 	return 0
 }
@@ -152,8 +224,13 @@ open_log() {
 mount_fs() {
 	[ $# -ge 1 ] || die "usage: fuse-mount.sh [chainfs options] [SPEC] MOUNTPOINT"
 	eval "mnt=\${$#}"
+	canon "$mnt" || die "$mnt: no such directory"
+	# before anything else: a second daemon would fail, and the pidfile and log are the
+	# first one's (a dead mount, which cannot be entered, is found here too)
+	if type=$(mount_type "$mnt"); then
+		die "$mnt: already a mount point ($type); unmount it first"
+	fi
 	[ -d "$mnt" ] || die "$mnt: not a directory"
-	mnt=$(cd "$mnt" && pwd -P)
 	bin=$(chainfs_bin) || exit 1
 	dir=$(state_dir) || exit 1
 	key=$(key_of "$mnt")
@@ -188,7 +265,10 @@ mount_fs() {
 			cat "$log" >&2
 			die "chainfs exited with status $st before the mount answered"
 		fi
-		if is_mounted "$mnt" && stat "$mnt/." >/dev/null 2>&1; then
+		# the mount that answers must be our daemon's: another one made there meanwhile
+		# would answer too, while ours fails with "already a mount point"
+		if mount_type "$mnt" >/dev/null && stat "$mnt/." >/dev/null 2>&1 &&
+			is_our_daemon "$pid" "$started" "$mnt" && served_by "$pid" "$mnt"; then
 			return 0
 		fi
 		sleep 0.1
@@ -280,7 +360,7 @@ run_cmd() {
 case "${1:-}" in
 -u)
 	[ $# -eq 2 ] || die "usage: fuse-mount.sh -u MOUNTPOINT"
-	unmount "$2"
+	unmount "$2" || exit 1
 	;;
 --run)
 	shift
@@ -289,7 +369,7 @@ case "${1:-}" in
 	;;
 --pid)
 	[ $# -eq 2 ] || die "usage: fuse-mount.sh --pid MOUNTPOINT"
-	mnt=$(cd "$2" 2>/dev/null && pwd -P) || mnt=$2
+	canon "$2" || die "$2: no such directory"
 	dir=$(state_dir) || exit 1
 	read_pidfile "$dir/$(key_of "$mnt").pid" && is_our_daemon "$pid" "$started" "$mnt" ||
 		die "$mnt: no daemon of ours serves it"

@@ -233,7 +233,7 @@ static const char *const cfs_commands[][2] = {
     {"drop", "(the mount's kernel caches, for cold runs)"},
     {"fault", "add|remove|list|log|clear (add op=OP path=GLOB errno=E|short=N|nowrite|delay=MS "
 	      "[prob=P] [seed=S]; remove ID)"},
-    {"record", "start FILE|stop (no argument: the status)"},
+    {"record", "start FILE|replace FILE|stop (no argument: the status)"},
     {"unmount", ""},
 };
 /* spec lines run at runtime (chainfs-spec(5)) */
@@ -351,7 +351,8 @@ int main(int argc, char **argv)
 		return usage("missing COMMAND");
 	/* the daemon opens the file and its cwd is not ours: send the path we mean */
 	gchar *abs = NULL;
-	if (argc - i == 3 && strcmp(argv[i], "record") == 0 && strcmp(argv[i + 1], "start") == 0)
+	if (argc - i == 3 && strcmp(argv[i], "record") == 0 &&
+	    (strcmp(argv[i + 1], "start") == 0 || strcmp(argv[i + 1], "replace") == 0))
 		argv[i + 2] = abs = g_canonicalize_filename(argv[i + 2], NULL);
 	gchar *req = g_strjoinv(" ", argv + i);
 	if ((fd = mnt ? connect_mount(mnt) : ctl_connect(sock)) < 0) {

@@ -98,11 +98,11 @@ static void cfs_coherence_names(struct cfs_daemon *d)
 	 * and server modes: readlink's answer depends on every link of the chain (the chain's
 	 * end; a broken link's safe target or own path), so bodies the kernel keeps (when the
 	 * mount began in kernel mode and negotiated cached links) are dropped. Server mode: any
-	 * path through a link may now end elsewhere. */
+	 * path through a link may now end elsewhere; any mode: any path through an up name. */
 	cfs_links_changed(d);
 	if (d->opts.follow != CFS_FOLLOW_KERNEL && d->cache_symlinks)
 		cfs_tree_each_referenced(d->tree, cfs_link_body, d);
-	if (d->opts.follow == CFS_FOLLOW_SERVER && d->paths)
+	if (d->paths)
 		cfs_paths_each(d->paths, cfs_path_entry, d);
 }
 

@@ -210,7 +210,14 @@ static void cfs_stats_transport(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_str(b, "live", t.live, -1);
 	cfs_json_int(b, "queues", t.queues);
 	cfs_json_int(b, "entries_per_queue", t.entries);
+	/* a delay fault holds a ring request in its entry: at most this many a queue, the
+	 * others are served at once (counted), so the queue's other requests keep flowing */
+	cfs_json_int(b, "delay_entries_per_queue", t.hold_max);
+	cfs_json_int(b, "held_by_delays", t.held);
+	cfs_json_int(b, "delays_unheld", (int64_t)t.unheld);
 	cfs_json_int(b, "ring_requests", (int64_t)(t.ring_requests - c->ring_base));
+	/* replies the kernel would refuse (an errno past 511), answered EIO instead */
+	cfs_json_int(b, "replies_fixed", (int64_t)t.replies_fixed);
 	if (t.fallback)
 		cfs_json_str(b, "fallback", t.fallback, -1);
 	json_builder_end_object(b);
@@ -577,23 +584,29 @@ static char *cmd_fault(struct cfs_control *c, const char *args)
 
 /* The file is opened by the daemon, as the client's own uid (the socket admits no other):
  * a relative path would mean the daemon's cwd, so only absolute ones are taken
- * (chainfsctl makes them absolute). Stop answers once the file holds every line. */
+ * (chainfsctl makes them absolute). Start makes a new file, replace may empty an existing
+ * one (record.h). Stop answers once the file holds every line. */
 static char *cmd_record(struct cfs_control *c, const char *args)
 {
+	bool replace = g_str_has_prefix(args, "replace ");
+	const char *file = replace ? args + 8 : g_str_has_prefix(args, "start ") ? args + 6 : NULL;
 	int err;
 	JsonBuilder *b;
 
-	if (g_str_has_prefix(args, "start ") && args[6 + strspn(args + 6, " ")] == '/') {
-		const char *file = args + 6 + strspn(args + 6, " ");
-		err = cfs_record_start(c->d, file);
+	if (file)
+		file += strspn(file, " ");
+	if (file && *file == '/') {
+		err = cfs_record_start(c->d, file, replace);
 		if (err)
-			return cfs_json_error("record %s: %s", file, g_strerror(-err));
+			return cfs_json_error("record %s: %s", file,
+					      cfs_record_error(-err, replace));
 	} else if (strcmp(args, "stop") == 0) {
 		err = cfs_record_stop(c->d);
 		if (err)
 			return cfs_json_error("record stop: no recording runs");
 	} else if (*args) {
-		return cfs_json_error("usage: record start /ABSOLUTE/FILE | record stop | record");
+		return cfs_json_error("usage: record start|replace /ABSOLUTE/FILE | record stop | "
+				      "record");
 	}
 	b = cfs_json_ok();
 	cfs_stats_record(c, b);

@@ -81,6 +81,7 @@ struct cfs_opts {
 	const char *mountpoint;
 	const char *ctl_path; /* control socket; NULL: derived from the mountpoint */
 	const char *record;   /* -o record=FILE: record requests from the start (record.h) */
+	bool record_replace;  /* -o record_replace: FILE may exist and is emptied */
 	enum cfs_opens opens;
 	enum cfs_transport_kind transport;
 };

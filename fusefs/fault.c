@@ -1,4 +1,5 @@
 #include "fault.h"
+#include "transport.h"
 
 #include <errno.h>
 #include <fnmatch.h>
@@ -41,8 +42,9 @@ struct cfs_faults {
 };
 
 /* The C library knows every errno's name (glibc 2.32: strerrorname_np); a rule may give a
- * name or a number. */
-enum { CFS_ERRNO_MAX = 4095 };
+ * name or a number, up to what the kernel takes in a reply (transport.h: a larger one would
+ * leave the caller waiting for good over /dev/fuse, and give EINVAL over io_uring). */
+enum { CFS_ERRNO_MAX = CFS_REPLY_ERRNO_MAX };
 
 const char *cfs_errno_name(int err)
 {
@@ -54,7 +56,7 @@ static int cfs_errno_of(const char *s)
 	char *end;
 	long v;
 
-	for (int e = 1; e < 256; e++) {
+	for (int e = 1; e <= CFS_ERRNO_MAX; e++) {
 		const char *name = strerrorname_np(e);
 		if (name && strcmp(name, s) == 0)
 			return e;
@@ -169,7 +171,10 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 		return NULL;
 	}
 	if (strcmp(key, "errno") == 0)
-		return (r->err = cfs_errno_of(val)) < 0 ? "unknown errno" : NULL;
+		return (r->err = cfs_errno_of(val)) < 0
+			   ? "errno must be a name the C library knows (EIO) or a number 1..511: "
+			     "the kernel refuses a larger one in a reply"
+			   : NULL;
 	if (strcmp(key, "prob") == 0) {
 		r->prob = strtod(val, &end);
 		return (*end || !(r->prob >= 0 && r->prob <= 1)) ? "prob must be 0..1" : NULL;
@@ -192,6 +197,42 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 	return "unknown key";
 }
 
+/* ENOSYS is "not implemented" to the kernel, and for these ops it remembers that for the life
+ * of the mount (fs/fuse: no_open, no_opendir, no_flush, no_fsync, no_fsyncdir, no_create,
+ * no_rename2, no_link): one hit would stop it sending the op, so later rules on it would be
+ * accepted and never fire. What the kernel does then, op by op: */
+#define CFS_ENOSYS_KEPT(then)                                                                      \
+	"errno=ENOSYS would stop the kernel sending it on this mount for good (" then              \
+	"), and no later rule on it could fire: give another errno (EIO, EPERM, ...)"
+static const struct {
+	enum cfs_op op;
+	const char *why;
+} cfs_enosys_kept[] = {
+    {CFS_OP_open, CFS_ENOSYS_KEPT("it would open files without asking")},
+    {CFS_OP_opendir, CFS_ENOSYS_KEPT("it would open directories without asking")},
+    {CFS_OP_flush, CFS_ENOSYS_KEPT("close(2) would return 0 without asking")},
+    {CFS_OP_fsync, CFS_ENOSYS_KEPT("fsync(2) would return 0 without asking")},
+    {CFS_OP_fsyncdir, CFS_ENOSYS_KEPT("fsync(2) of a directory would return 0 without asking")},
+    {CFS_OP_create, CFS_ENOSYS_KEPT("it would create files with mknod, then open")},
+    {CFS_OP_rename, CFS_ENOSYS_KEPT("renameat2(2) with flags would fail with EINVAL unasked")},
+    {CFS_OP_link, CFS_ENOSYS_KEPT("link(2) would fail with EPERM unasked")},
+};
+
+/* Why an ENOSYS rule on OP (CFS_OP_MAX: any) is refused, or NULL. */
+static const char *cfs_enosys_refused(int op)
+{
+	if (op == CFS_OP_MAX)
+		return "errno=ENOSYS with op=any would reach open, opendir, flush, fsync, "
+		       "fsyncdir, "
+		       "create, rename and link, which the kernel would then stop sending for "
+		       "good: "
+		       "name the op";
+	for (size_t i = 0; i < G_N_ELEMENTS(cfs_enosys_kept); i++)
+		if (cfs_enosys_kept[i].op == (enum cfs_op)op)
+			return cfs_enosys_kept[i].why;
+	return NULL;
+}
+
 /* What is wrong with the rule as a whole, with *what naming the culprit; NULL if nothing. */
 static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_fault *r,
 				   const char **what)
@@ -206,6 +247,10 @@ static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_
 	if (r->op != CFS_OP_MAX && f->unsent[r->op]) {
 		*what = cfs_op_names[r->op];
 		return f->unsent[r->op];
+	}
+	if (r->err == ENOSYS && cfs_enosys_refused(r->op)) {
+		*what = r->op == CFS_OP_MAX ? "any" : cfs_op_names[r->op];
+		return cfs_enosys_refused(r->op);
 	}
 	if (r->short_len && r->op != CFS_OP_read && r->op != CFS_OP_write)
 		return "short= cuts a read or a write: give op=read or op=write";

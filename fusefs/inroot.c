@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The next component of [*P, END), skipping slashes: its length (0 at the end). */
 static size_t cfs_component(const char **p, const char *end, const char **name)
@@ -48,15 +49,16 @@ bool cfs_target_may_climb(const char *target, size_t len)
  * the walk got to and *stop where it stopped: at LAST, or at the component that failed
  * (missing, under a non-directory, a link that does not resolve), which the answer keeps so
  * that the kernel fails there too. 0, or -ENOMEM. */
-static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, uint32_t *budget,
-		     uint32_t *at, const char *p, const char *last, const char **stop,
-		     bool *at_root)
+static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, const struct rs_cred *cred,
+		     uint32_t *budget, uint32_t *at, const char *p, const char *last,
+		     const char **stop, bool *at_root)
 {
 	uint32_t own = RS_WALK_BUDGET; /* one walk's worth for all of them, without BUDGET */
 	struct rs_ctx ctx = {.ops = &cfs_tree_rs_ops,
 			     .tree = (void *)t,
 			     .root = CFS_ROOT,
 			     .limits = limits,
+			     .cred = cred,
 			     .budget = budget ? budget : &own};
 	const char *name;
 	uint32_t next;
@@ -65,6 +67,8 @@ static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, uint32_t
 	for (*stop = p; p < last && (n = cfs_component(&p, last, &name)) > 0; *stop = p) {
 		if (cfs_tree_kind(t, *at) != RS_DIR)
 			return 0; /* ENOTDIR, even for "." and ".." */
+		if (cred && cfs_tree_may(t, *at, cred, X_OK) != 0)
+			return 0; /* EACCES, as the kernel's lookup of any name there */
 		if (n == 1 && name[0] == '.')
 			continue;
 		if (cfs_is_dotdot(name, n)) {
@@ -91,9 +95,11 @@ static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, uint32_t
 	return 0;
 }
 
-int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t *budget,
-		    uint32_t link, uint32_t *at, const char **rest, const char **end,
-		    bool *as_stored)
+/* cfs_inroot_walk from DIR, the directory of the name LINK is reached by. */
+static int cfs_inroot_walk_in(const struct cfs_tree *t, struct rs_limits limits,
+			      const struct rs_cred *cred, uint32_t *budget, uint32_t link,
+			      uint32_t dir, uint32_t *at, const char **rest, const char **end,
+			      bool *as_stored)
 {
 	const char *target;
 	size_t len;
@@ -103,29 +109,37 @@ int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, uint32_t 
 	if (err)
 		return err;
 	*end = target + len;
-	*at = target[0] == '/' ? CFS_ROOT : cfs_tree_parent(t, link);
+	*at = target[0] == '/' ? CFS_ROOT : dir;
 	const char *last = cfs_last_dotdot(target, *end);
 	*rest = target;
-	err = last ? cfs_climb(t, limits, budget, at, target, last, rest, &at_root) : 0;
+	err = last ? cfs_climb(t, limits, cred, budget, at, target, last, rest, &at_root) : 0;
 	*as_stored = target[0] != '/' && !at_root && (!last || *rest == last);
 	return err;
 }
 
-ssize_t cfs_inroot_append(char *out, size_t n, const char *p, const char *end)
+int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, const struct rs_cred *cred,
+		    uint32_t *budget, uint32_t link, uint32_t *at, const char **rest,
+		    const char **end, bool *as_stored)
+{
+	return cfs_inroot_walk_in(t, limits, cred, budget, link, cfs_tree_parent(t, link), at, rest,
+				  end, as_stored);
+}
+
+ssize_t cfs_inroot_append(char *out, size_t n, const char *p, const char *end, const char *up)
 {
 	bool slash = p < end && end[-1] == '/', any = false;
 	const char *name;
 	size_t len;
 
 	while ((len = cfs_component(&p, end, &name)) > 0) {
-		bool up = cfs_is_dotdot(name, len);
-		size_t put = up ? 1 : len;
+		bool dotdot = cfs_is_dotdot(name, len);
+		size_t put = dotdot ? strlen(up) : len;
 
 		if (n + 2 + put >= RS_PATH_MAX)
 			return -ENAMETOOLONG;
 		if (n > 0 && out[n - 1] != '/')
 			out[n++] = '/';
-		memcpy(out + n, up ? "." : name, put);
+		memcpy(out + n, dotdot ? up : name, put);
 		n += put;
 		any = true;
 	}
@@ -136,7 +150,7 @@ ssize_t cfs_inroot_append(char *out, size_t n, const char *p, const char *end)
 }
 
 ssize_t cfs_inroot_target(const struct cfs_tree *t, struct rs_limits limits, uint32_t link,
-			  char *out)
+			  uint32_t dir, char *out)
 {
 	const char *target, *rest, *end;
 	size_t len;
@@ -151,7 +165,7 @@ ssize_t cfs_inroot_target(const struct cfs_tree *t, struct rs_limits limits, uin
 		return (ssize_t)len;
 	}
 	bool as_stored;
-	err = cfs_inroot_walk(t, limits, NULL, link, &at, &rest, &end, &as_stored);
+	err = cfs_inroot_walk_in(t, limits, NULL, NULL, link, dir, &at, &rest, &end, &as_stored);
 	if (err)
 		return err;
 	if (as_stored) { /* on a copy that nobody changes, the kernel's walk is the same */
@@ -159,12 +173,12 @@ ssize_t cfs_inroot_target(const struct cfs_tree *t, struct rs_limits limits, uin
 		out[len] = '\0';
 		return (ssize_t)len;
 	}
-	ssize_t n = cfs_relative_path(t, cfs_tree_parent(t, link), at, out);
+	ssize_t n = cfs_relative_path(t, dir, at, out);
 	if (n < 0)
 		return n;
 	if (n == 1 && out[0] == '.' && rest + strspn(rest, "/") < end)
 		n = 0; /* "x", not "./x" */
-	return cfs_inroot_append(out, (size_t)n, rest, end);
+	return cfs_inroot_append(out, (size_t)n, rest, end, ".");
 }
 
 /* ID's ancestors from the root down to ID itself, into CHAIN (at most MAX); the count, or

@@ -1,11 +1,13 @@
 /*
- * What readlink answers in kernel mode. The kernel walks the answer itself, and a ".." at
- * the mount's root takes it out of the mount onto the host; an absolute target would start
- * at the host's root. In-root, such a ".." stays at the root and "/" means the tree's root.
- * An answer holding a ".." is never safe to hand out: the kernel keeps link bodies, walks
- * them after a rename it has not told us about yet, and uses one body for every name of a
- * hard-linked link. So a target with a ".." or a leading "/" is answered as the absolute
- * path, through the mountpoint, of where its in-root walk gets to, plus the rest.
+ * What readlink answers in each follow mode. The kernel walks an answer itself: a ".." at the
+ * mount's root takes it out onto the host, and so does any path through the mountpoint once
+ * someone renames or mounts over what that path names above the mount. So no answer names
+ * anything outside the mount: an answer that must climb climbs with the up name (CFS_UP_NAME),
+ * which every directory answers with its parent in the tree and the root with itself
+ * (links.h). However the tree or the host change between the answer and the kernel's walk, and
+ * whichever name of a hard-linked link the kernel follows, the walk climbs to the mount's root
+ * and no further; and, a directory rather than a link, the up name costs none of the kernel's
+ * 40 links.
  */
 #include "links.h"
 #include "notify.h"
@@ -19,9 +21,15 @@ struct cfs_linkset {
 	GHashTable *ids;
 };
 
-/* The in-root answer for LINK (abslinks=inroot), into OUT: see cfs_kernel_target. */
-static ssize_t cfs_inroot_answer(const struct cfs_daemon *d, uint32_t link, char *out,
-				 bool *dependent)
+const struct rs_cred cfs_anyone = {(uid_t)-2, (gid_t)-2, NULL, 0};
+
+/* LINK's target made safe, into OUT (RS_PATH_MAX bytes): as stored when it is relative without
+ * "..", else the way to where its in-root walk leads (cfs_answer_path) plus the rest, that walk
+ * made with cfs_anyone's rights so that the answer shows nothing a caller could not see
+ * itself (the kernel walks on from where it stopped, with the caller's rights). *dependent as
+ * for cfs_kernel_target. Length or -errno. */
+static ssize_t cfs_safe_target(const struct cfs_daemon *d, uint32_t link, char *out,
+			       bool *dependent)
 {
 	/* at least the kernel's limits: where our walk gives up, the kernel's does too */
 	struct rs_limits lim = {MAX(d->opts.limits.max_nest, rs_limits_linux.max_nest),
@@ -42,14 +50,17 @@ static ssize_t cfs_inroot_answer(const struct cfs_daemon *d, uint32_t link, char
 		out[len] = '\0';
 		return (ssize_t)len;
 	}
-	/* Any other answer names where the in-root walk of the target gets to by its path
-	 * through the mountpoint: no "..", so no rename racing the kernel's walk, no hard link
-	 * elsewhere and no cached body can take it out of the mount. */
-	err = cfs_inroot_walk(d->tree, lim, d->walk_budget, link, &at, &rest, &end, &as_stored);
+	/* Any other answer names where the in-root walk of the target gets to, climbing with
+	 * the up name: no ".." and no host path, so no rename racing the kernel's walk, no hard
+	 * link elsewhere and no cached body can take it out of the mount. */
+	err = cfs_inroot_walk(d->tree, lim, &cfs_anyone, d->walk_budget, link, &at, &rest, &end,
+			      &as_stored);
 	if (err)
 		return err;
-	ssize_t n = cfs_mount_path(d, at, out);
-	return n < 0 ? n : cfs_inroot_append(out, (size_t)n, rest, end);
+	ssize_t n = cfs_answer_path(d, link, at, out);
+	if (n == 1 && out[0] == '.' && rest + strspn(rest, "/") < end)
+		n = 0; /* "x", not "./x" */
+	return n < 0 ? n : cfs_inroot_append(out, (size_t)n, rest, end, CFS_UP_NAME);
 }
 
 ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent)
@@ -59,7 +70,7 @@ ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, 
 	int err;
 
 	if (!d->opts.abslinks_raw)
-		return cfs_inroot_answer(d, link, out, dependent);
+		return cfs_safe_target(d, link, out, dependent);
 	/* abslinks=raw asks for the host's meaning */
 	if ((err = cfs_tree_readlink(d->tree, link, &target, &len)))
 		return err;
@@ -75,8 +86,12 @@ bool cfs_shows_as_link(int err)
 	       err == -ENAMETOOLONG;
 }
 
-ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
-		     char *out)
+/* Collapse mode: the end of LINK's whole chain, walked for CRED (NULL: no permission checks),
+ * as cfs_answer_path spells it, into OUT; when CRED may not search a directory on the way,
+ * LINK's safe target (cfs_safe_target). The length, or the walk's -errno. *WALK (if given):
+ * the walk, for the stats. */
+static ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
+			    char *out, struct rs_result *walk)
 {
 	struct rs_ctx ctx = {.ops = &cfs_tree_rs_ops,
 			     .tree = d->tree,
@@ -88,27 +103,59 @@ ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cred, uin
 	const char *nm;
 	size_t len;
 	struct rs_result res;
+	bool dependent; /* the kernel keeps no body in these modes but those coherence drops */
 
 	cfs_tree_name(d->tree, link, &nm, &len);
 	memcpy(name, nm, len);
 	name[len] = '\0';
 	int err = rs_resolve(&ctx, cfs_tree_parent(d->tree, link), name, RS_FOLLOW, &res);
+	if (walk)
+		*walk = res;
+	/* an end CRED may not reach would show it where the chain goes: the kernel walks the
+	 * link's safe target instead, link by link, with the rights of whoever asks */
+	if (err == -EACCES)
+		return cfs_safe_target(d, link, out, &dependent);
 	return err ? err : cfs_answer_path(d, link, (uint32_t)res.node, out);
 }
 
-ssize_t cfs_server_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
-			  char *out)
+/* Server mode: what readlink answers for LINK, into OUT, for CRED: when it resolves, the path to
+ * its end (cfs_answer_path); when broken (cfs_shows_as_link), something the kernel's walk fails
+ * on with the same errno: the target made safe, or for ELOOP the way to the link itself. */
+static ssize_t cfs_server_answer(const struct cfs_daemon *d, const struct rs_cred *cred,
+				 uint32_t link, char *out, struct rs_result *walk)
 {
 	bool dependent;
-	ssize_t n = cfs_link_end(d, cred, link, out);
+	ssize_t n = cfs_link_end(d, cred, link, out, walk);
 
 	if (n >= 0 || !cfs_shows_as_link((int)n))
 		return n;
 	/* broken: its target (made safe), which fails for the kernel as it failed here; but a
 	 * link past the limits may well resolve for the kernel a link further on, so those
 	 * answer themselves: the kernel loops until its own limit, ELOOP */
-	return n == -ELOOP ? cfs_mount_path(d, link, out)
-			   : cfs_inroot_answer(d, link, out, &dependent);
+	return n == -ELOOP ? cfs_answer_path(d, link, link, out)
+			   : cfs_safe_target(d, link, out, &dependent);
+}
+
+ssize_t cfs_link_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
+			char *out, struct rs_result *walk)
+{
+	bool dependent = false;
+	ssize_t n;
+
+	memset(walk, 0, sizeof(*walk));
+	switch (d->opts.follow) {
+	case CFS_FOLLOW_COLLAPSE: /* the kernel may keep it for every caller: anyone's */
+		n = cfs_link_end(d, &cfs_anyone, link, out, walk);
+		break;
+	case CFS_FOLLOW_SERVER: /* asked only by a caller the link shows as a link to */
+		n = cfs_server_answer(d, cred, link, out, walk);
+		break;
+	default:
+		n = cfs_kernel_target(d, link, out, &dependent);
+	}
+	if (n >= 0 && dependent)
+		cfs_links_note(d, link);
+	return n;
 }
 
 void cfs_links_note(const struct cfs_daemon *d, uint32_t link)
@@ -146,39 +193,44 @@ void cfs_linkset_free(struct cfs_linkset *s)
 	g_free(s);
 }
 
-ssize_t cfs_mount_path(const struct cfs_daemon *d, uint32_t node, char *out)
+/* DEPTH up steps from where the kernel finds a link, then down from the mount's root to NODE:
+ * right from every directory no deeper than DEPTH, as the up name stops at the root. */
+static ssize_t cfs_rooted_path(const struct cfs_daemon *d, uint32_t depth, uint32_t node, char *out)
 {
+	static const char up[] = CFS_UP_NAME "/";
+	const size_t step = sizeof(up) - 1;
 	char rel[RS_PATH_MAX];
-	const char *mnt = d->opts.mountpoint;
-	/* libfuse canonicalized the mountpoint (realpath): absolute, without links or ".." */
-	size_t m = strcmp(mnt, "/") == 0 ? 0 : strlen(mnt);
 	ssize_t n = node == CFS_ROOT ? 0 : cfs_relative_path(d->tree, CFS_ROOT, node, rel);
 
-	if (n < 0 || m + 1 + (size_t)n >= RS_PATH_MAX)
+	if (n < 0 || (size_t)depth * step + (size_t)n + 2 >= RS_PATH_MAX)
 		return -ENAMETOOLONG;
-	memcpy(out, mnt, m);
-	if (n == 0 && m > 0) {
-		out[m] = '\0';
-		return (ssize_t)m;
-	}
-	out[m] = '/';
-	memcpy(out + m + 1, rel, (size_t)n);
-	out[m + 1 + n] = '\0';
-	return (ssize_t)(m + 1) + n;
+	for (uint32_t i = 0; i < depth; i++)
+		memcpy(out + i * step, up, step);
+	size_t at = depth * step;
+	if (n == 0 && depth > 0)
+		at--; /* ".^/.^", not ".^/.^/" */
+	else if (n == 0)
+		out[at++] = '.';
+	memcpy(out + at, rel, (size_t)n);
+	out[at + (size_t)n] = '\0';
+	return (ssize_t)(at + (size_t)n);
 }
+
+_Static_assert(sizeof(CFS_UP_NAME) == sizeof(".."), "the up name stands in for a \"..\" in place");
 
 ssize_t cfs_answer_path(const struct cfs_daemon *d, uint32_t link, uint32_t node, char *out)
 {
 	struct stat st;
-	uint32_t dir = cfs_tree_parent(d->tree, link);
-	ssize_t n;
 
 	cfs_tree_stat(d->tree, link, &st);
-	if (st.st_nlink == 1) {
-		n = cfs_relative_path(d->tree, dir, node, out);
-		if (n < 0 ||
-		    !(n >= 2 && out[0] == '.' && out[1] == '.' && (n == 2 || out[2] == '/')))
-			return n;
-	}
-	return cfs_mount_path(d, node, out);
+	/* one body serves every name of a hard-linked link: climb to the root from the
+	 * deepest of them (the up name stops there), then down */
+	if (st.st_nlink > 1)
+		return cfs_rooted_path(d, cfs_tree_name_depth(d->tree, link), node, out);
+	ssize_t n = cfs_relative_path(d->tree, cfs_tree_parent(d->tree, link), node, out);
+	/* cfs_relative_path's ".." steps all come first: each becomes the up name, of the
+	 * same length */
+	for (ssize_t i = 0; i + 1 < n && memcmp(out + i, "..", 2) == 0; i += 3)
+		out[i + 1] = CFS_UP_NAME[1];
+	return n;
 }

@@ -5,40 +5,49 @@
 
 #include "daemon.h"
 
+#include <string.h>
+
 /* Kernel mode: what readlink answers for LINK, into OUT (RS_PATH_MAX bytes): the target as
- * stored when it is relative without "..", else (absolute, or with a "..") the path through
- * the mountpoint of where its in-root walk leads, which holds no ".." (cfs_mount_path).
+ * stored when it is relative without "..", else (absolute, or with a "..") the way to where its
+ * in-root walk leads (cfs_answer_path) plus the rest, which holds no "..".
  * abslinks=raw: the target as stored. *dependent: the answer depends on other links or on
  * where LINK is, so cfs_links_note() it when it goes to the kernel. Length or -errno. */
 ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent);
+/* No user and no group: the rights of whoever asks, at the least (the "other" bits only). An
+ * answer the kernel may keep and hand to every caller is computed with these. */
+extern const struct rs_cred cfs_anyone;
 /* Server mode: does a walk that failed with ERR show its link as a link (a dangling link, a
  * loop, one past the limits or one CRED may not follow), rather than fail the lookup? */
 bool cfs_shows_as_link(int err);
-/* Collapse mode: the end of LINK's whole chain, walked for CRED (NULL: no permission checks),
- * as cfs_answer_path spells it, into OUT; the length, or the walk's -errno. */
-ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
-		     char *out);
-/* Server mode: what readlink answers for LINK, into OUT (RS_PATH_MAX bytes): when it resolves
- * (for CRED; NULL: no permission checks), the path to its end (cfs_answer_path); when broken
- * (cfs_shows_as_link), something the kernel's walk fails on with the same errno: the target
- * made safe (cfs_kernel_target's in-root answer), or for ELOOP the link's own path through
- * the mountpoint. Never a "..". The length, or -errno. */
-ssize_t cfs_server_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
-			  char *out);
+/* The one home of what a link answers: readlink's answer for LINK in the mount's follow mode,
+ * into OUT (RS_PATH_MAX bytes); its length is the link's st_size. Kernel mode: the target made
+ * safe (cfs_kernel_target). Collapse: the chain's end as anyone reaches it (cfs_link_end with
+ * cfs_anyone: the kernel may keep the answer for every caller). Server: for CRED, who asks
+ * only when the link shows to it as a link: the end, or when broken something the kernel's
+ * walk fails on with the same errno (the safe target; for ELOOP the link's own name). Never a
+ * ".." nor a host path. *WALK: the resolver's walk of the chain (zeroed in kernel mode), for
+ * the stats. An answer that depends on where LINK is gets cfs_links_note(). Length or -errno. */
+ssize_t cfs_link_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
+			char *out, struct rs_result *walk);
 /* Remember a link whose answer the kernel got and may keep; cfs_links_changed() (on every
  * namespace change) drops those answers from the kernel's caches and forgets them. */
 void cfs_links_note(const struct cfs_daemon *d, uint32_t link);
 void cfs_links_changed(struct cfs_daemon *d);
 struct cfs_linkset *cfs_linkset_new(void);
 void cfs_linkset_free(struct cfs_linkset *s);
-/* NODE's absolute path through the mountpoint ("/mnt/a/b"; the mountpoint itself for the
- * root), into OUT (RS_PATH_MAX bytes): an answer the kernel walks down from the mount's root
- * without a "..", so it is the same from every name and cannot leave the mount. Returns the
- * length, or -ENAMETOOLONG. */
-ssize_t cfs_mount_path(const struct cfs_daemon *d, uint32_t node, char *out);
-/* What the kernel is handed to reach NODE from LINK (collapse and server modes): the path
- * down from LINK's directory when NODE lies below it and LINK has one name, else
- * cfs_mount_path. Never a "..". Returns the length, or -ENAMETOOLONG. */
+/* What the kernel is handed to reach NODE from where it finds LINK (every mode): down from
+ * LINK's directory, climbing first with the up name where NODE is not below it; for a
+ * hard-linked link, up to the root from the deepest of its names and down from there. Never
+ * a ".." nor anything outside the mount. Returns the length, or -ENAMETOOLONG. */
 ssize_t cfs_answer_path(const struct cfs_daemon *d, uint32_t link, uint32_t node, char *out);
+
+/* The up name: every directory answers CFS_UP_NAME, which it never lists, with its parent (the
+ * root with itself) under a nodeid of its own (paths.h), as server mode answers a path through
+ * a link: a directory the kernel walks without spending a link of its 40, and whose ".."
+ * leads back down, never out of the mount. */
+static inline bool cfs_is_up_name(const char *name, size_t len)
+{
+	return len == sizeof(CFS_UP_NAME) - 1 && memcmp(name, CFS_UP_NAME, len) == 0;
+}
 
 #endif

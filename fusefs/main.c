@@ -3,6 +3,7 @@
  * tree (all of it, before anything is mounted), mount, and serve until unmounted or signalled.
  */
 #include "daemon.h"
+#include "mountflags.h"
 #include "pc.h"
 #include "ops.h"
 #include "session.h"
@@ -15,13 +16,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do */
 
 struct cfs_cmdline {
 	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport;
-	int materialize, keep_ids;
+	int materialize, keep_ids, record_replace;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data, *max_meta;
 	char *positional[3];
 	int npositional;
@@ -40,6 +42,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
     CFS_OPT("transport=%s", transport),
     CFS_OPT("ctl=%s", ctl),
     CFS_OPT("record=%s", record),
+    CFS_OPT("record_replace", record_replace),
     CFS_OPT("max_nest=%s", max_nest),
     CFS_OPT("max_total=%s", max_total),
     CFS_OPT("entry_timeout=%s", entry_timeout),
@@ -92,7 +95,10 @@ static void cfs_usage(const char *prog)
 	       "                           the tree may hold, then ENOSPC (default: max_data)\n"
 	       "    -o ctl=PATH            control socket path\n"
 	       "    -o record=FILE         one JSON line per request to FILE, for\n"
-	       "                           chainfsctl replay (pollcore loop only)\n"
+	       "                           chainfsctl replay (pollcore loop only); made\n"
+	       "                           new, mode 0600: an existing FILE is refused\n"
+	       "    -o record_replace      with record=FILE: empty an existing FILE (a\n"
+	       "                           regular file of ours with one name) instead\n"
 	       "    -o opens=skip|answer   skip: the kernel opens files and directories\n"
 	       "                           itself and keeps listings (default); answer:\n"
 	       "                           every open reaches chainfs (to fault opens)\n"
@@ -101,9 +107,13 @@ static void cfs_usage(const char *prog)
 	       "                           this long for the next (default %d; 0: never)\n"
 	       "    -o transport=dev|uring|auto  /dev/fuse (default), FUSE over io_uring\n"
 	       "                           (or no mount), or the ring when the kernel allows\n"
+	       "    -o suid, -o dev        honour set-id bits, open device nodes (default:\n"
+	       "                           nosuid,nodev, whoever mounts; mount.fuse3's own\n"
+	       "                           dev,suid do not count)\n"
 	       "    --materialize          write SPEC's tree to DIR as real files and exit\n"
-	       "    --keep-ids             with --materialize: owners (as root) and set-id\n"
-	       "                           bits as SPEC gives them (default: dropped)\n\n",
+	       "    --keep-ids             with --materialize: owners (as root), set-id\n"
+	       "                           bits and device modes as SPEC gives them\n"
+	       "                           (default: dropped, devices at most 0600)\n\n",
 	       prog, prog, CFS_SPIN_DEFAULT_US);
 	printf("libfuse's options follow. Of them, clone_fd, max_idle_threads and max_threads\n"
 	       "act only with -o loop=libfuse_mt; chainfs's own loop (the default) is one\n"
@@ -224,11 +234,16 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->max_meta = o->max_data; /* a tree as big again in names and nodes, unless told */
 	if (cfs_parse_size("max_meta", c->max_meta, &o->max_meta))
 		return -EINVAL;
+	if (c->record_replace && !c->record) {
+		fprintf(stderr, "chainfs: -o record_replace needs -o record=FILE\n");
+		return -EINVAL;
+	}
 	o->follow = (enum cfs_follow)follow;
 	o->loop = (enum cfs_loop_kind)loop;
 	o->abslinks_raw = raw;
 	o->ctl_path = c->ctl;
 	o->record = c->record;
+	o->record_replace = c->record_replace;
 	o->opens = (enum cfs_opens)how;
 	o->transport = (enum cfs_transport_kind)transport;
 	return 0;
@@ -299,6 +314,26 @@ static void cfs_log(const gchar *domain, GLogLevelFlags level, const gchar *msg,
 	fprintf(stderr, "chainfs: %s: %s\n", what, msg);
 }
 
+/* FUSE could mount on a file, but chainfs serves a directory: `chainfs SPEC` (no mountpoint)
+ * would hide the spec file under a tree that answers EIO. Checked before the tree is built. */
+static int cfs_check_mountpoint(const char *mnt, const char *prog)
+{
+	struct stat st;
+
+	if (stat(mnt, &st) != 0) {
+		fprintf(stderr, "chainfs: %s: %s\n", mnt, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+			"chainfs: %s: not a directory; chainfs mounts only on a directory "
+			"(usage: %s [options] [SPEC] MOUNTPOINT)\n",
+			mnt, prog);
+		return -1;
+	}
+	return 0;
+}
+
 static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
 	char **strs[] = {&c->follow,	&c->abslinks,	   &c->loop,	     &c->ctl,
@@ -331,7 +366,8 @@ int main(int argc, char *argv[])
 	 * and killing set-id bits on write answer as on tmpfs. Without it a mount with
 	 * allow_other would let any user read and change anything; no option turns it off. */
 	if (fuse_opt_parse(&args, &c, cfs_opt_spec, cfs_opt_proc) == -1 ||
-	    fuse_opt_add_arg(&args, "-odefault_permissions") != 0)
+	    fuse_opt_add_arg(&args, "-odefault_permissions") != 0 ||
+	    cfs_mount_flags(&args, argc, argv) != 0)
 		goto out;
 	if (c.materialize) {
 		if (c.npositional < 1 || c.npositional > 2) {
@@ -367,6 +403,10 @@ int main(int argc, char *argv[])
 	}
 	if (cfs_apply_cmdline(&c, &d.opts))
 		goto out;
+	if (cfs_check_mountpoint(fo.mountpoint, argv[0])) {
+		rc = 1; /* mounting failed, as for a mountpoint already mounted */
+		goto out;
+	}
 	d.opts.spec = c.npositional == 2 ? c.positional[0] : NULL;
 	d.opts.mountpoint = fo.mountpoint;
 	d.tree = cfs_build_tree(d.opts.spec, d.opts.max_data, d.opts.max_meta);

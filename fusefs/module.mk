@@ -12,7 +12,7 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o coherence.o \
 	optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o ctlpath.o \
-	latency.o record.o record_log.o transport.o)
+	latency.o record.o record_log.o transport.o mountflags.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 # the FUSE-over-io_uring transport (transport.c) is built on Debian's liburing
 CFLAGS_URING = $(shell pkg-config --cflags liburing)
@@ -24,7 +24,7 @@ TEST_BINS += $(BUILD)/cfs-probe
 $(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o \
-	$(BUILD)/fusefs/replay.o
+	$(BUILD)/fusefs/replay.o $(BUILD)/fusefs/replay_line.o $(BUILD)/fusefs/replay_at.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) $(LIBS_URING) -lpthread
@@ -93,8 +93,11 @@ SHELL_TESTS += tests/mount_inval.sh
 SHELL_TESTS += tests/control_dump.sh
 SHELL_TESTS += tests/coherence.sh
 SHELL_TESTS += tests/record.sh
+SHELL_TESTS += tests/replay_escape.sh
 SHELL_TESTS += tests/mount_uring.sh
 SHELL_TESTS += tests/mount_uring_fallback.sh
+SHELL_TESTS += tests/mount_safe.sh
+SHELL_TESTS += tests/materialize_safe.sh
 # the mount suites check-uring runs again over the ring (CHAINFS_TRANSPORT=uring), one a line:
 # every script that mounts through mount_cfs, i.e. all but the spin's own (mount_spin_quota),
 # the transports' (mount_uring*), those that mount nothing (spec_errors) or mount through
@@ -110,6 +113,7 @@ URING_TESTS += tests/conformance.sh
 URING_TESTS += tests/mount_lines.sh
 URING_TESTS += tests/crash.sh
 URING_TESTS += tests/record.sh
+URING_TESTS += tests/replay_escape.sh
 URING_TESTS += tests/mount_faults.sh
 URING_TESTS += tests/mount_broken.sh
 URING_TESTS += tests/mount_loops.sh
@@ -125,6 +129,7 @@ URING_TESTS += tests/coherence.sh
 URING_TESTS += tests/fuse_mount.sh
 URING_TESTS += tests/stress.sh
 URING_TESTS += tests/cli.sh
+URING_TESTS += tests/mount_safe.sh
 
 # make stress: the long run of the kernel cache coherence property (STRESS_STEPS random
 # changes, each checked against a fresh mount of the daemon's dump; CHAINFS_SEED replays)

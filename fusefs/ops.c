@@ -53,17 +53,10 @@ uint32_t cfs_node(const struct cfs_daemon *d, fuse_ino_t ino)
 static size_t cfs_link_size(const struct cfs_daemon *d, uint32_t node, size_t stored)
 {
 	char buf[RS_PATH_MAX];
-	bool dependent = false;
-	ssize_t n;
+	struct rs_result walk;
+	/* attributes are kept for every caller: the size of the answer anyone would get */
+	ssize_t n = cfs_link_answer(d, &cfs_anyone, node, buf, &walk);
 
-	if (d->opts.follow == CFS_FOLLOW_COLLAPSE)
-		n = cfs_link_end(d, NULL, node, buf);
-	else if (d->opts.follow == CFS_FOLLOW_SERVER)
-		n = cfs_server_answer(d, NULL, node, buf);
-	else
-		n = cfs_kernel_target(d, node, buf, &dependent);
-	if (dependent)
-		cfs_links_note(d, node);
 	return n < 0 ? stored : (size_t)n;
 }
 
@@ -99,6 +92,22 @@ const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d, s
 	return &c->cred;
 }
 
+static void cfs_count_walk(struct cfs_daemon *d, int err, const struct rs_result *res, uint64_t t0)
+{
+	cfs_hist_add(&d->walk_ns, cfs_now_ns() - t0);
+	d->walk.walks++;
+	d->walk.links += res->links;
+	d->walk.heap_frames += res->heap_frames;
+	d->walk.allocs += res->allocs;
+	if (res->max_depth > d->walk.max_depth)
+		d->walk.max_depth = res->max_depth;
+	d->walk.loops += res->cycle != 0;
+	if (err == -ELOOP)
+		d->walk.eloop++;
+	else if (err)
+		d->walk.errors++;
+}
+
 int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, const char *path,
 	     unsigned flags, struct rs_result *res)
 {
@@ -113,18 +122,7 @@ int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, c
 	uint64_t t0 = cfs_now_ns();
 	int err = rs_resolve(&ctx, start, path, flags, res);
 
-	cfs_hist_add(&d->walk_ns, cfs_now_ns() - t0);
-	d->walk.walks++;
-	d->walk.links += res->links;
-	d->walk.heap_frames += res->heap_frames;
-	d->walk.allocs += res->allocs;
-	if (res->max_depth > d->walk.max_depth)
-		d->walk.max_depth = res->max_depth;
-	d->walk.loops += res->cycle != 0;
-	if (err == -ELOOP)
-		d->walk.eloop++;
-	else if (err)
-		d->walk.errors++;
+	cfs_count_walk(d, err, res, t0);
 	return err;
 }
 
@@ -134,7 +132,6 @@ int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, c
 static int cfs_follow_entry(fuse_req_t req, struct cfs_daemon *d, uint32_t dir, const char *name,
 			    size_t len, uint32_t *node, bool *private)
 {
-	static const struct rs_cred anyone = {(uid_t)-2, (gid_t)-2, NULL, 0};
 	char path[RS_NAME_MAX + 1];
 	struct cfs_cred c;
 	struct rs_result res;
@@ -146,7 +143,7 @@ static int cfs_follow_entry(fuse_req_t req, struct cfs_daemon *d, uint32_t dir, 
 	if (err)
 		return err;
 	*node = (uint32_t)res.node;
-	*private = cfs_walk(d, &anyone, dir, path, RS_FOLLOW, &res) == -EACCES;
+	*private = cfs_walk(d, &cfs_anyone, dir, path, RS_FOLLOW, &res) == -EACCES;
 	return 0;
 }
 
@@ -189,7 +186,8 @@ int cfs_make_entry(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, cons
 			return err;
 		via_link = !broken;
 	}
-	if (via_link || cfs_is_path_id(parent)) {
+	/* the up name is its parent's alias: a nodeid of its own, as a path through a link */
+	if (via_link || cfs_is_path_id(parent) || cfs_is_up_name(name, len)) {
 		uint32_t gen;
 		err = cfs_paths_get(d->paths, parent, name, len, node, &e->ino, &gen, &created);
 		if (err)
@@ -312,7 +310,13 @@ void cfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		cfs_reply_err(req, -ENAMETOOLONG);
 		return;
 	}
-	err = cfs_tree_lookup(d->tree, cfs_node(d, parent), name, len, &child);
+	uint32_t dir = cfs_node(d, parent);
+	if (!cfs_is_up_name(name, len))
+		err = cfs_tree_lookup(d->tree, dir, name, len, &child);
+	else if (cfs_tree_kind(d->tree, dir) != RS_DIR)
+		err = -ENOTDIR;
+	else /* links.h: no entry holds it, every directory answers it */
+		err = 0, child = cfs_tree_parent(d->tree, dir);
 	if (!err)
 		err = cfs_make_entry(req, d, parent, name, len, child, true, &e);
 	if (err) {
@@ -351,44 +355,19 @@ void cfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_attr(req, &st, cfs_attr_timeout(d));
 }
 
-/* Collapse: the end of the whole chain, so the kernel makes one hop; never with a ".."
- * (cfs_answer_path). */
-static int cfs_collapse(fuse_req_t req, struct cfs_daemon *d, uint32_t link, char *out)
-{
-	char name[RS_NAME_MAX + 1];
-	const char *nm;
-	size_t len;
-	uint32_t dir = cfs_tree_parent(d->tree, link);
-	struct cfs_cred c;
-	struct rs_result res;
-	int err;
-
-	cfs_tree_name(d->tree, link, &nm, &len);
-	memcpy(name, nm, len);
-	name[len] = '\0';
-	err = cfs_walk(d, cfs_req_cred(req, d, &c), dir, name, RS_FOLLOW, &res);
-	if (err)
-		return err;
-	ssize_t n = cfs_answer_path(d, link, (uint32_t)res.node, out);
-	return n < 0 ? (int)n : 0;
-}
-
-static int cfs_link_answer(fuse_req_t req, struct cfs_daemon *d, uint32_t link, char *out)
+/* READLINK's answer for CALLER's request, its walk counted (collapse and server modes walk the
+ * chain; links.h says what each mode answers). */
+static int cfs_readlink_answer(fuse_req_t req, struct cfs_daemon *d, uint32_t link, char *out)
 {
 	struct cfs_cred c;
-	bool dependent;
+	struct rs_result walk;
+	uint64_t t0 = cfs_now_ns();
 
 	if (cfs_tree_kind(d->tree, link) != RS_LINK)
 		return -EINVAL;
-	if (d->opts.follow == CFS_FOLLOW_SERVER) {
-		ssize_t n = cfs_server_answer(d, cfs_req_cred(req, d, &c), link, out);
-		return n < 0 ? (int)n : 0;
-	}
-	if (d->opts.follow == CFS_FOLLOW_COLLAPSE)
-		return cfs_collapse(req, d, link, out);
-	ssize_t n = cfs_kernel_target(d, link, out, &dependent);
-	if (n >= 0 && dependent)
-		cfs_links_note(d, link);
+	ssize_t n = cfs_link_answer(d, cfs_req_cred(req, d, &c), link, out, &walk);
+	if (d->opts.follow != CFS_FOLLOW_KERNEL)
+		cfs_count_walk(d, n < 0 ? (int)n : 0, &walk, t0);
 	return n < 0 ? (int)n : 0;
 }
 
@@ -399,7 +378,7 @@ void cfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	int err;
 
 	cfs_count(d, CFS_OP_readlink);
-	err = cfs_link_answer(req, d, cfs_node(d, ino), buf);
+	err = cfs_readlink_answer(req, d, cfs_node(d, ino), buf);
 	if (err) {
 		cfs_reply_err(req, err);
 		return;

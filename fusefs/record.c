@@ -34,13 +34,13 @@ static size_t cfs_record_ring_size(void)
 	return (size_t)v;
 }
 
-int cfs_record_prepare(struct cfs_daemon *d, const char *file)
+int cfs_record_prepare(struct cfs_daemon *d, const char *file, bool replace)
 {
 	int err;
 
 	if (d->recorder)
 		return -EBUSY;
-	err = cfs_recorder_open(&d->recorder, file, cfs_record_ring_size());
+	err = cfs_recorder_open(&d->recorder, file, cfs_record_ring_size(), replace);
 	if (err)
 		d->recorder = NULL;
 	return err;
@@ -57,9 +57,9 @@ int cfs_record_begin(struct cfs_daemon *d)
 	return err;
 }
 
-int cfs_record_start(struct cfs_daemon *d, const char *file)
+int cfs_record_start(struct cfs_daemon *d, const char *file, bool replace)
 {
-	int err = cfs_record_prepare(d, file);
+	int err = cfs_record_prepare(d, file, replace);
 
 	return err ? err : cfs_record_begin(d);
 }

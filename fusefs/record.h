@@ -42,8 +42,14 @@ struct cfs_record_stats {
 	bool active;
 };
 
-/* Open (create or truncate) FILE with a ring of RING bytes; no thread yet. */
-int cfs_recorder_open(struct cfs_recorder **out, const char *file, size_t ring);
+/* Open FILE with a ring of RING bytes; no thread yet. The file is made new, mode 0600: a
+ * name that exists is -EEXIST (a planted symlink too: none is ever followed). With REPLACE an
+ * existing file is emptied instead, if it is a regular file (-EINVAL) of the caller's own
+ * (-EPERM) with no other name (-EMLINK); a symlink there is -ELOOP. cfs_record_error says
+ * what each means. */
+int cfs_recorder_open(struct cfs_recorder **out, const char *file, size_t ring, bool replace);
+/* The message for an error of cfs_recorder_open (a positive errno). */
+const char *cfs_record_error(int err, bool replace);
 /* Start the writer thread (after daemonizing: a fork keeps only the calling thread). */
 int cfs_recorder_begin(struct cfs_recorder *r);
 /* The loop's side: format E into the ring, or count it dropped. Never blocks. */
@@ -54,12 +60,13 @@ const char *cfs_recorder_file(const struct cfs_recorder *r);
  * final counters go to *S when S is not NULL. */
 void cfs_recorder_close(struct cfs_recorder *r, struct cfs_record_stats *s);
 
-/* The daemon's side (record.c). Start recording to FILE (an absolute path); -EBUSY when a
- * recording runs. The ring's size comes from CHAINFS_RECORD_RING. */
-int cfs_record_start(struct cfs_daemon *d, const char *file);
+/* The daemon's side (record.c). Start recording to FILE (an absolute path; REPLACE as for
+ * cfs_recorder_open); -EBUSY when a recording runs. The ring's size comes from
+ * CHAINFS_RECORD_RING. */
+int cfs_record_start(struct cfs_daemon *d, const char *file, bool replace);
 /* The same in two steps, for -o record: open the file before daemonizing (a bad path is told
  * on the caller's terminal), start the writer after. */
-int cfs_record_prepare(struct cfs_daemon *d, const char *file);
+int cfs_record_prepare(struct cfs_daemon *d, const char *file, bool replace);
 int cfs_record_begin(struct cfs_daemon *d);
 /* Stop and flush; the final counters stay in stats. -ENOENT when none runs. */
 int cfs_record_stop(struct cfs_daemon *d);

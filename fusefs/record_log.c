@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 enum {
@@ -40,7 +41,57 @@ struct cfs_recorder {
 	_Atomic uint64_t bytes_written, write_errors;
 };
 
-int cfs_recorder_open(struct cfs_recorder **out, const char *file, size_t ring)
+/* The recording may land in a directory others can write (/tmp): a symlink or a hard link
+ * planted at FILE would make the daemon, often root, truncate and fill the file it names.
+ * So the file is made new (O_EXCL refuses any name, and never follows a symlink), and is
+ * 0600, as a recording shows every path the mount served. Replacing is asked for, and still
+ * takes only what the caller could have made: a regular file of its own, with one name. */
+static int cfs_recorder_create(const char *file, bool replace)
+{
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW;
+	int fd = open(file, flags | O_EXCL, 0600), err = 0;
+	struct stat st;
+
+	if (fd >= 0 || errno != EEXIST || !replace)
+		return fd >= 0 ? fd : -errno;
+	/* no O_CREAT: it exists, and O_CREAT on a symlink in a sticky directory is EACCES, not
+	 * ELOOP; a fifo cannot hold us here: ENXIO (as for a socket or a device without one) */
+	fd = open(file, (flags & ~O_CREAT) | O_NONBLOCK);
+	if (fd < 0)
+		return errno == ENXIO ? -EINVAL : -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -EINVAL;
+	else if (st.st_uid != geteuid())
+		err = -EPERM;
+	else if (st.st_nlink != 1)
+		err = -EMLINK;
+	else if (ftruncate(fd, 0) || fchmod(fd, 0600) || fcntl(fd, F_SETFL, 0))
+		err = -errno;
+	if (!err)
+		return fd;
+	close(fd);
+	return err;
+}
+
+const char *cfs_record_error(int err, bool replace)
+{
+	if (err == EEXIST)
+		return "exists (replace it with `record replace FILE` or -o record_replace; a "
+		       "symbolic link is never followed)";
+	if (err == ELOOP)
+		return "a symbolic link: never followed";
+	if (replace && err == EINVAL)
+		return "not a regular file: not replaced";
+	if (replace && err == EPERM)
+		return "another user's file: not replaced";
+	if (replace && err == EMLINK)
+		return "has other names (hard links): not replaced";
+	return g_strerror(err);
+}
+
+int cfs_recorder_open(struct cfs_recorder **out, const char *file, size_t ring, bool replace)
 {
 	struct cfs_recorder *r = calloc(1, sizeof(*r));
 	int err = -ENOMEM;
@@ -55,9 +106,13 @@ int cfs_recorder_open(struct cfs_recorder **out, const char *file, size_t ring)
 	if (!r->ring || !r->line || !r->file)
 		goto fail;
 	r->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	r->fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, 0644);
-	if (r->wake < 0 || r->fd < 0) {
+	if (r->wake < 0) {
 		err = -errno;
+		goto fail;
+	}
+	r->fd = cfs_recorder_create(file, replace);
+	if (r->fd < 0) {
+		err = r->fd;
 		goto fail;
 	}
 	*out = r;

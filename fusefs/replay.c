@@ -6,40 +6,35 @@
  * The rest is counted as skipped: setattr, write and link (the line lacks what changed),
  * mknod (device numbers), flush, release, releasedir and fsync (they follow a close, not a
  * syscall of their own), xattrs (answered ENOSYS on purpose), init, and opcodes libfuse
- * answered itself (their result is null).
+ * answered itself (their result is null). Every path is walked with MNT as its root
+ * (replay_at.c); a line whose path is not one a recorder writes (a "..") is refused and
+ * counted. A line that is not a recorded request (replay_line.c) stops the replay with its
+ * number.
  */
 #include "replay.h"
+#include "replay_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
-#include <json-glib/json-glib.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
-enum { REPLAY_SHOW_DIFFS = 5 }; /* differing paths shown per operation */
+enum { REPLAY_SHOW_DIFFS = 5 }; /* differing (and refused) paths shown per operation */
+
+/* What replay's exit status says (replay.h). */
+enum { REPLAY_SAME = 0, REPLAY_DIFFER = 1, REPLAY_UNUSABLE = 2, REPLAY_REFUSED = 3 };
 
 struct replay_op {
 	const char *name;
-	uint64_t replayed, differ, skipped;
+	uint64_t replayed, differ, skipped, refused;
 	GArray *rec_ns, *our_ns; /* uint64_t each */
-	GString *diffs;		 /* the first REPLAY_SHOW_DIFFS */
-};
-
-/* One request as the recording has it. */
-struct replay_line {
-	const char *op;
-	char *path, *to; /* under the mount */
-	const char *target;
-	int mode, err;
+	GString *diffs;		 /* the first REPLAY_SHOW_DIFFS differing, then refused */
 };
 
 static uint64_t now_ns(void)
@@ -48,103 +43,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int err_of(int rc)
-{
-	return rc < 0 ? errno : 0;
-}
-
-static int replay_read(const char *path, bool dir)
-{
-	char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
-
-	if (fd < 0)
-		return errno;
-	int err = !dir && read(fd, buf, sizeof(buf)) < 0 ? errno : 0;
-	close(fd);
-	return err;
-}
-
-static int replay_list(const char *path)
-{
-	DIR *dir = opendir(path);
-
-	if (!dir)
-		return errno;
-	errno = 0;
-	while (readdir(dir))
-		;
-	int err = errno;
-	closedir(dir);
-	return err;
-}
-
-static int replay_create(const char *path, int mode)
-{
-	int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, (mode_t)mode & 07777);
-
-	if (fd < 0)
-		return errno;
-	close(fd);
-	return 0;
-}
-
-/* The syscall for L's request and its errno; -1: not replayed. */
-static int replay_one(const struct replay_line *l)
-{
-	struct stat st;
-	struct statvfs sv;
-	char buf[4096];
-	const char *op = l->op;
-
-	if (!strcmp(op, "lookup") || !strcmp(op, "getattr"))
-		return err_of(lstat(l->path, &st));
-	if (!strcmp(op, "readlink"))
-		return err_of((int)readlink(l->path, buf, sizeof(buf)));
-	if (!strcmp(op, "open") || !strcmp(op, "read"))
-		return replay_read(l->path, false);
-	if (!strcmp(op, "opendir"))
-		return replay_read(l->path, true);
-	if (!strcmp(op, "readdir") || !strcmp(op, "readdirplus"))
-		return replay_list(l->path);
-	if (!strcmp(op, "access"))
-		return err_of(access(l->path, F_OK));
-	if (!strcmp(op, "statfs"))
-		return err_of(statvfs(l->path, &sv));
-	if (!strcmp(op, "mkdir") && l->mode >= 0)
-		return err_of(mkdir(l->path, (mode_t)l->mode & 07777));
-	if (!strcmp(op, "create") && l->mode >= 0)
-		return replay_create(l->path, l->mode);
-	if (!strcmp(op, "symlink") && l->target)
-		return err_of(symlink(l->target, l->path));
-	if (!strcmp(op, "unlink"))
-		return err_of(unlink(l->path));
-	if (!strcmp(op, "rmdir"))
-		return err_of(rmdir(l->path));
-	if (!strcmp(op, "rename") && l->to)
-		return err_of(rename(l->path, l->to));
-	return -1;
-}
-
-/* MNT joined with the recorded path, given as "KEY" or as hex in "KEY_hex"; NULL if none. */
-static char *replay_path(JsonObject *o, const char *key, const char *mnt)
-{
-	char hexkey[32];
-	const char *hex;
-
-	if (json_object_has_member(o, key))
-		return g_strconcat(mnt, json_object_get_string_member(o, key), NULL);
-	snprintf(hexkey, sizeof(hexkey), "%s_hex", key);
-	if (!json_object_has_member(o, hexkey))
-		return NULL;
-	hex = json_object_get_string_member(o, hexkey);
-	GString *p = g_string_new(mnt);
-	for (; hex[0] && hex[1]; hex += 2)
-		g_string_append_c(
-		    p, (char)(g_ascii_xdigit_value(hex[0]) * 16 + g_ascii_xdigit_value(hex[1])));
-	return g_string_free(p, FALSE);
 }
 
 static const char *err_name(int err)
@@ -193,39 +91,53 @@ static int replay_expected(const char *op, int err)
 	return err;
 }
 
-/* Replay one parsed line into its operation's counters. */
-static void replay_record(GHashTable *ops, JsonObject *o, const char *mnt, const char *raw_path)
+/* A recorded path as it may be shown on a terminal: control bytes escaped, valid UTF-8 kept
+ * (bytes that are not UTF-8 are escaped too: a lone 0x9b is a control for some terminals). */
+static char *replay_shown(const char *path)
 {
-	struct replay_line l = {.op = json_object_get_string_member(o, "op"), .mode = -1};
-	struct replay_op *r = replay_op_of(ops, l.op);
-	JsonNode *e = json_object_get_member(o, "errno");
+	static char high[129];
 
-	l.path = replay_path(o, "path", mnt);
-	l.to = replay_path(o, "to", mnt);
-	if (json_object_has_member(o, "target"))
-		l.target = json_object_get_string_member(o, "target");
-	if (json_object_has_member(o, "mode"))
-		l.mode = (int)json_object_get_int_member(o, "mode");
-	int got = -1;
-	uint64_t t0 = now_ns(), t1 = t0;
-	if (l.path && e && !json_node_is_null(e)) {
-		l.err = replay_expected(l.op, (int)json_node_get_int(e));
-		got = replay_one(&l);
-		t1 = now_ns();
-	}
-	if (got < 0) {
+	for (int i = 0; !high[0] && i < 128; i++)
+		high[i] = (char)(0x80 + i);
+	return g_strescape(path, g_utf8_validate(path, -1, NULL) ? high : NULL);
+}
+
+static void replay_refused(struct replay_op *r, const struct replay_line *l, int why)
+{
+	if (r->refused++ >= REPLAY_SHOW_DIFFS)
+		return;
+	char *p = replay_shown(l->path), *to = l->to ? replay_shown(l->to) : NULL;
+	g_string_append_printf(
+	    r->diffs, "  %s %s%s%s: refused, %s\n", l->op, p, to ? " -> " : "", to ? to : "",
+	    why == REPLAY_NOT_BENEATH ? "not a path beneath the mount" : "its walk left the mount");
+	g_free(p);
+	g_free(to);
+}
+
+/* Replay L into its operation's counters. */
+static void replay_count(GHashTable *ops, const struct replay_line *l, int mntfd)
+{
+	struct replay_op *r = replay_op_of(ops, l->op);
+	uint64_t t0 = now_ns();
+	int got = l->err < 0 ? REPLAY_SKIPPED : replay_at(mntfd, l);
+	uint64_t ours = now_ns() - t0;
+	int want = replay_expected(l->op, l->err);
+
+	if (got == REPLAY_SKIPPED) {
 		r->skipped++;
+	} else if (got < 0) {
+		replay_refused(r, l, got);
 	} else {
-		uint64_t rec = (uint64_t)json_object_get_int_member(o, "ns"), ours = t1 - t0;
 		r->replayed++;
-		g_array_append_val(r->rec_ns, rec);
+		g_array_append_val(r->rec_ns, l->ns);
 		g_array_append_val(r->our_ns, ours);
-		if (got != l.err && r->differ++ < REPLAY_SHOW_DIFFS)
-			g_string_append_printf(r->diffs, "  %s %s: recorded %s, replayed %s\n",
-					       l.op, raw_path, err_name(l.err), err_name(got));
+		if (got == want || r->differ++ >= REPLAY_SHOW_DIFFS)
+			return;
+		char *p = replay_shown(l->path);
+		g_string_append_printf(r->diffs, "  %s %s: recorded %s, replayed %s\n", l->op, p,
+				       err_name(want), err_name(got));
+		g_free(p);
 	}
-	g_free(l.path);
-	g_free(l.to);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -247,71 +159,97 @@ static gint by_name(gconstpointer a, gconstpointer b)
 	return strcmp(((const struct replay_op *)a)->name, ((const struct replay_op *)b)->name);
 }
 
-/* The table, then the differing paths; returns whether any result differed. */
-static bool replay_report(GHashTable *ops)
+/* The table, then the differing and refused paths; returns the exit status. */
+static int replay_report(GHashTable *ops)
 {
 	GList *all = g_list_sort(g_hash_table_get_values(ops), by_name);
-	uint64_t differ = 0;
+	uint64_t differ = 0, refused = 0;
 
-	printf("%-12s %9s %7s %8s %16s %16s\n", "op", "replayed", "differ", "skipped",
-	       "recorded_p50_ns", "replayed_p50_ns");
+	printf("%-12s %9s %7s %8s %8s %16s %16s\n", "op", "replayed", "differ", "skipped",
+	       "refused", "recorded_p50_ns", "replayed_p50_ns");
 	for (GList *i = all; i; i = i->next) {
 		struct replay_op *r = i->data;
 		printf("%-12s %9" G_GUINT64_FORMAT " %7" G_GUINT64_FORMAT " %8" G_GUINT64_FORMAT
-		       " %16" G_GUINT64_FORMAT " %16" G_GUINT64_FORMAT "\n",
-		       r->name, r->replayed, r->differ, r->skipped, p50(r->rec_ns), p50(r->our_ns));
+		       " %8" G_GUINT64_FORMAT " %16" G_GUINT64_FORMAT " %16" G_GUINT64_FORMAT "\n",
+		       r->name, r->replayed, r->differ, r->skipped, r->refused, p50(r->rec_ns),
+		       p50(r->our_ns));
 		differ += r->differ;
+		refused += r->refused;
 	}
-	if (differ)
-		printf("differences (first %d per op):\n", REPLAY_SHOW_DIFFS);
+	if (differ || refused)
+		printf("differences and refusals (first %d of each per op):\n", REPLAY_SHOW_DIFFS);
 	for (GList *i = all; i; i = i->next)
 		fputs(((struct replay_op *)i->data)->diffs->str, stdout);
 	printf("%" G_GUINT64_FORMAT " results differ\n", differ);
+	printf("%" G_GUINT64_FORMAT " lines refused\n", refused);
 	g_list_free(all);
-	return differ > 0;
+	return refused ? REPLAY_REFUSED : differ ? REPLAY_DIFFER : REPLAY_SAME;
+}
+
+/* MNT as the fd every walk starts from; -1 when it cannot be (said on stderr). */
+static int replay_open_mnt(const char *mnt)
+{
+	int fd = open(mnt, O_PATH | O_DIRECTORY | O_CLOEXEC), err;
+
+	if (fd < 0) {
+		fprintf(stderr, "chainfsctl: replay: %s: %s\n", mnt, strerror(errno));
+		return -1;
+	}
+	err = replay_at_probe(fd);
+	if (err) {
+		fprintf(stderr, "chainfsctl: replay: %s: cannot resolve beneath it (%s%s)\n", mnt,
+			strerror(-err), err == -ENOSYS ? ": openat2 needs Linux 5.6" : "");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Each line of F in turn; a line that is not a recorded request stops it with its number. */
+static int replay_lines(FILE *f, const char *file, GHashTable *ops, int mntfd)
+{
+	struct replay_line l;
+	char *line = NULL, why[128];
+	size_t cap = 0;
+	ssize_t len;
+	long n = 0;
+	int rc = 0;
+
+	while (!rc && (len = getline(&line, &cap, f)) > 0) {
+		n++;
+		rc = replay_line_parse(line, (size_t)len, &l, why, sizeof(why));
+		if (rc)
+			fprintf(stderr, "chainfsctl: replay: %s:%ld: %s\n", file, n, why);
+		else
+			replay_count(ops, &l, mntfd);
+		if (!rc)
+			replay_line_clear(&l);
+	}
+	if (!rc && ferror(f)) {
+		fprintf(stderr, "chainfsctl: replay: %s:%ld: %s\n", file, n + 1, strerror(errno));
+		rc = -1;
+	}
+	free(line);
+	return rc;
 }
 
 int cfs_replay(const char *file, const char *mnt)
 {
 	GHashTable *ops = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, replay_op_free);
 	FILE *f = fopen(file, "re");
-	char *line = NULL;
-	size_t cap = 0;
-	long n = 0;
-	int rc = 2;
+	int mntfd = -1, rc = REPLAY_UNUSABLE;
 
-	struct stat st;
-
-	if (!f || stat(mnt, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "chainfsctl: replay: %s: %s\n", f ? mnt : file,
-			f && !errno ? "not a directory" : strerror(errno));
+	if (!f)
+		fprintf(stderr, "chainfsctl: replay: %s: %s\n", file, strerror(errno));
+	if (!f || (mntfd = replay_open_mnt(mnt)) < 0)
 		goto out;
-	}
-	while (getline(&line, &cap, f) > 0) {
-		JsonParser *p = json_parser_new();
-		JsonNode *root = NULL;
-		n++;
-		if (json_parser_load_from_data(p, line, -1, NULL))
-			root = json_parser_get_root(p);
-		if (!root || !JSON_NODE_HOLDS_OBJECT(root) ||
-		    !json_object_has_member(json_node_get_object(root), "op")) {
-			fprintf(stderr, "chainfsctl: replay: %s:%ld: not a recorded request\n",
-				file, n);
-			g_object_unref(p);
-			goto out;
-		}
-		JsonObject *o = json_node_get_object(root);
-		const char *shown = json_object_has_member(o, "path")
-					? json_object_get_string_member(o, "path")
-					: "(path in hex)";
-		replay_record(ops, o, mnt, shown);
-		g_object_unref(p);
-	}
-	rc = replay_report(ops) ? 1 : 0;
+	if (replay_lines(f, file, ops, mntfd) == 0)
+		rc = replay_report(ops);
 out:
+	if (mntfd >= 0)
+		close(mntfd);
 	if (f)
 		fclose(f);
-	free(line);
 	g_hash_table_destroy(ops);
 	return rc;
 }

@@ -191,7 +191,9 @@ static bool cfs_maybe_delay(struct cfs_server *s, const struct fuse_buf *buf, si
 	if (cfs_op_nofault(op) || in->nodeid == 0)
 		return false;
 	cfs_request_path(s->d, in, size, path);
-	if (!cfs_fault_match(s->d->faults, op, path, CFS_FAULT_DELAY, &fx))
+	/* over the ring the request keeps its entry while held: the transport bounds that */
+	if (!cfs_fault_match(s->d->faults, op, path, CFS_FAULT_DELAY, &fx) ||
+	    !cfs_transport_hold(s->d->transport))
 		return false;
 	struct cfs_delayed *dl = calloc(1, sizeof(*dl));
 	void *copy = malloc(size);
@@ -449,9 +451,10 @@ static int cfs_open_record(struct cfs_daemon *d)
 		return -EINVAL;
 	}
 	gchar *abs = g_canonicalize_filename(d->opts.record, NULL);
-	err = cfs_record_prepare(d, abs);
+	err = cfs_record_prepare(d, abs, d->opts.record_replace);
 	if (err)
-		fprintf(stderr, "chainfs: record=%s: %s\n", abs, strerror(-err));
+		fprintf(stderr, "chainfs: record=%s: %s\n", abs,
+			cfs_record_error(-err, d->opts.record_replace));
 	g_free(abs);
 	return err;
 }

@@ -82,16 +82,21 @@ extern const char cfs_default_spec[];
 
 /* cfs_materialize() flags */
 enum {
-	/* Owners (when running as root) and set-user-ID and set-group-ID bits as the tree has
-	 * them. Without it a spec cannot hand out set-id programs or files owned by others. */
+	/* Owners (when running as root), set-user-ID and set-group-ID bits and device nodes'
+	 * modes as the tree has them. Without it a spec cannot hand out set-id programs, files
+	 * owned by others or devices others may open (a device gets at most 0600). */
 	CFS_MAT_KEEP_IDS = 1 << 0,
 };
 
 /* Write T as real directories, files and symlinks under DIR (which must exist and be empty).
  * A target that could climb above DIR (absolute, or with a ".." too many) is written in its
- * in-root spelling (inroot.h), so the copy's links mean what the tree's do and never lead out
- * of DIR. Modes are applied (set-id bits only with CFS_MAT_KEEP_IDS), owners as root with
- * CFS_MAT_KEEP_IDS, times last. */
+ * in-root spelling (inroot.h) for the directory of each name, so the copy's links mean what
+ * the tree's do and never lead out of DIR; names of a hard-linked link whose spellings differ
+ * become links of their own (a g_warning says so). Modes are applied (set-id bits and device
+ * modes only with CFS_MAT_KEEP_IDS), owners as root with CFS_MAT_KEEP_IDS, times last.
+ * Others may write DIR meanwhile: nothing outside it is touched, and a name swapped under us
+ * fails the copy (-EBUSY, or the errno of the lookup it broke). 0, or a negative errno with
+ * *ERR saying where (free()). */
 int cfs_materialize(const struct cfs_tree *t, const char *dir, unsigned flags, char **err);
 
 /* Write T as a spec that reproduces it (names, kinds, modes, owners, times, content). */

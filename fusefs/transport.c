@@ -7,7 +7,8 @@
  * libfuse's INIT reply, register ring entries once it is answered, and route each reply by
  * its unique: to the ring entry its request came in (commit and fetch), else to /dev/fuse.
  * Notifications (unique 0, from the notifier thread too) and interrupts stay on /dev/fuse,
- * as the kernel requires.
+ * as the kernel requires. Over /dev/fuse alone the I/O passes here too, so that every reply,
+ * whichever way it goes, is one the kernel takes (cfs_io_writev).
  *
  * One loop serves every queue: the kernel puts a request on the queue of the CPU that made
  * it, and a queue is only a list of entries, so a single thread can hold entries of all of
@@ -31,9 +32,17 @@
 #define CFS_URING_PARAM "/sys/module/fuse/parameters/enable_uring"
 
 enum {
-	/* entries per queue: requests one CPU's callers can have with us at once. Every one
-	 * we hold (a delay fault holds one for its whole delay) is one fewer for that CPU. */
+	/* entries per queue that requests always find: those one CPU's callers can have with
+	 * us at once */
 	CFS_URING_DEPTH = 8,
+	/* entries per queue beyond those, for requests a delay fault holds back. A ring request
+	 * is answered only through its entry (the kernel files it in the queue's own list, so a
+	 * reply on /dev/fuse would not find it: fs/fuse/dev_uring.c), and the kernel cannot be
+	 * given an entry for requests already waiting (a REGISTER fetches nothing). So the held
+	 * entries are bounded: a queue holds at most this many, and a further delayed request on
+	 * it is served at once (stats: unheld), keeping CFS_URING_DEPTH entries for the rest. */
+	CFS_URING_HOLD = 8,
+	CFS_URING_ENTRIES = CFS_URING_DEPTH + CFS_URING_HOLD,
 	/* room before an entry's payload for the in-header and the op's fixed argument, so a
 	 * request is made contiguous (as /dev/fuse gives it) without copying its payload */
 	CFS_URING_LEAD = sizeof(struct fuse_in_header) + FUSE_URING_OP_IN_OUT_SZ,
@@ -52,6 +61,7 @@ struct cfs_ring_ent {
 	char *mem;	 /* CFS_URING_LEAD bytes, then the payload (iov[1]) */
 	uint64_t unique; /* the request we are serving in it; 0: the kernel has the entry */
 	uint16_t qid;
+	bool held; /* its request is held back by a delay fault until its reply */
 	bool dead; /* the kernel ended it (teardown) */
 };
 
@@ -73,8 +83,9 @@ struct cfs_transport {
 	void *arg;
 	unsigned queues;
 	size_t payload_sz;
-	struct cfs_ring_ent *ents; /* queues * CFS_URING_DEPTH */
-	uint64_t ring_requests;
+	struct cfs_ring_ent *ents;    /* queues * CFS_URING_ENTRIES */
+	struct cfs_ring_ent *serving; /* whose request the request function has, or NULL */
+	uint64_t ring_requests, unheld, replies_fixed;
 };
 
 /* The kernel makes one queue per possible CPU (num_possible_cpus) and picks the issuing
@@ -178,7 +189,7 @@ static void cfs_ring_prep(struct cfs_transport *t, struct cfs_ring_ent *e, uint3
 static int cfs_ring_alloc(struct cfs_transport *t, const struct fuse_init_out *out)
 {
 	size_t pages = out->flags & FUSE_MAX_PAGES ? out->max_pages : CFS_URING_DEFAULT_PAGES;
-	size_t n = (size_t)t->queues * CFS_URING_DEPTH;
+	size_t n = (size_t)t->queues * CFS_URING_ENTRIES;
 
 	t->payload_sz = pages * (size_t)sysconf(_SC_PAGESIZE);
 	if (t->payload_sz < out->max_write)
@@ -193,7 +204,7 @@ static int cfs_ring_alloc(struct cfs_transport *t, const struct fuse_init_out *o
 		e->mem = malloc(CFS_URING_LEAD + t->payload_sz);
 		if (!e->mem)
 			return -ENOMEM; /* cfs_transport_free frees what was made */
-		e->qid = (uint16_t)(i / CFS_URING_DEPTH);
+		e->qid = (uint16_t)(i / CFS_URING_ENTRIES);
 		e->iov[0] = (struct iovec){&e->hdr, sizeof(e->hdr)};
 		e->iov[1] = (struct iovec){e->mem + CFS_URING_LEAD, t->payload_sz};
 	}
@@ -205,7 +216,7 @@ static int cfs_ring_alloc(struct cfs_transport *t, const struct fuse_init_out *o
  * refusal comes back as a completion with an errno (cfs_ring_complete). */
 static int cfs_ring_register(struct cfs_transport *t)
 {
-	size_t n = (size_t)t->queues * CFS_URING_DEPTH;
+	size_t n = (size_t)t->queues * CFS_URING_ENTRIES;
 	int err = 0;
 
 	for (size_t i = 0; !err && i < n; i++) {
@@ -223,14 +234,14 @@ static int cfs_ring_register(struct cfs_transport *t)
 		return err;
 	t->state = CFS_RING_REGISTERED;
 	t->uring_live = true;
-	g_message("transport: io_uring, %u queues of %d entries, %zu-byte payloads", t->queues,
-		  CFS_URING_DEPTH, t->payload_sz);
+	g_message("transport: io_uring, %u queues of %d entries (%d for delays), %zu-byte payloads",
+		  t->queues, CFS_URING_ENTRIES, CFS_URING_HOLD, t->payload_sz);
 	return 0;
 }
 
 static struct cfs_ring_ent *cfs_ring_find(struct cfs_transport *t, uint64_t unique)
 {
-	size_t n = t->ents ? (size_t)t->queues * CFS_URING_DEPTH : 0;
+	size_t n = t->ents ? (size_t)t->queues * CFS_URING_ENTRIES : 0;
 
 	for (size_t i = 0; i < n; i++)
 		if (t->ents[i].unique == unique)
@@ -261,6 +272,7 @@ static ssize_t cfs_ring_commit(struct cfs_transport *t, struct cfs_ring_ent *e,
 	}
 	e->hdr.ring_ent_in_out = (struct fuse_uring_ent_in_out){.payload_sz = (uint32_t)total};
 	e->unique = 0;
+	e->held = false;
 	sqe = io_uring_get_sqe(&t->ring);
 	if (!sqe) {
 		errno = EBUSY;
@@ -301,7 +313,36 @@ static void cfs_ring_request(struct cfs_transport *t, struct cfs_ring_ent *e)
 	memcpy(start + sizeof(in), e->hdr.op_in, op_sz);
 	e->unique = in.unique;
 	t->ring_requests++;
+	t->serving = e;
 	t->fn(t->arg, &(struct fuse_buf){.size = in.len, .mem = start});
+	t->serving = NULL;
+}
+
+static unsigned cfs_ring_held(const struct cfs_transport *t, uint16_t qid)
+{
+	const struct cfs_ring_ent *q = &t->ents[(size_t)qid * CFS_URING_ENTRIES];
+	unsigned n = 0;
+
+	for (size_t i = 0; i < CFS_URING_ENTRIES; i++)
+		n += q[i].held;
+	return n;
+}
+
+bool cfs_transport_hold(struct cfs_transport *t)
+{
+	struct cfs_ring_ent *e = t ? t->serving : NULL;
+
+	if (!e) /* from /dev/fuse: the kernel keeps it whatever we hold */
+		return true;
+	if (cfs_ring_held(t, e->qid) >= CFS_URING_HOLD) {
+		if (t->unheld++ == 0)
+			g_message("ring queue %u holds %d delayed requests: further delays on it "
+				  "are served at once (stats: unheld)",
+				  e->qid, CFS_URING_HOLD);
+		return false;
+	}
+	e->held = true;
+	return true;
 }
 
 static void cfs_ring_complete(struct cfs_transport *t, struct cfs_ring_ent *e, int res)
@@ -336,7 +377,7 @@ void cfs_transport_serve_ring(struct cfs_transport *t, cfs_request_fn *fn, void 
 		uint64_t idx = cqe->user_data;
 		int res = cqe->res;
 		io_uring_cqe_seen(&t->ring, cqe);
-		if (t->ents && idx < (uint64_t)t->queues * CFS_URING_DEPTH)
+		if (t->ents && idx < (uint64_t)t->queues * CFS_URING_ENTRIES)
 			cfs_ring_complete(t, &t->ents[idx], res);
 	}
 }
@@ -416,6 +457,42 @@ static ssize_t cfs_io_init_reply(struct cfs_transport *t, int fd, struct iovec *
 	return n;
 }
 
+/* A reply the kernel refused without looking its request up (fs/fuse/dev.c checks the length
+ * and the error first): the request still waits, so it gets a bare EIO. Over the ring the
+ * kernel ends the request itself. The reply as given is still reported refused. */
+static ssize_t cfs_io_refused(struct cfs_transport *t, int fd, uint64_t unique, int error)
+{
+	struct fuse_out_header eio = {sizeof(eio), -EIO, unique};
+
+	t->replies_fixed++;
+	g_warning("reply to request %llu (error %d) refused by the kernel; answered EIO",
+		  (unsigned long long)unique, error);
+	if (write(fd, &eio, sizeof(eio)) < 0 && errno != ENOENT)
+		g_warning("EIO to request %llu: %s", (unsigned long long)unique, strerror(errno));
+	errno = EINVAL;
+	return -1;
+}
+
+/* A reply to a ring request: an error the kernel would refuse becomes EIO, as over /dev/fuse
+ * (the kernel would answer EINVAL). */
+static ssize_t cfs_io_ring_reply(struct cfs_transport *t, struct cfs_ring_ent *e, struct iovec *iov,
+				 int count)
+{
+	const struct fuse_out_header *oh = iov[0].iov_base;
+	struct fuse_out_header eio = {sizeof(eio), -EIO, oh->unique};
+	struct iovec plain = {&eio, sizeof(eio)};
+
+	if (oh->error <= 0 && oh->error >= -CFS_REPLY_ERRNO_MAX)
+		return cfs_ring_commit(t, e, iov, count);
+	t->replies_fixed++;
+	g_warning(
+	    "reply to ring request %llu with error %d, which the kernel refuses; answered EIO",
+	    (unsigned long long)oh->unique, oh->error);
+	cfs_ring_commit(t, e, &plain, 1);
+	errno = EINVAL;
+	return -1;
+}
+
 /* Every reply and notification libfuse sends; the notifier thread's (unique 0) touch nothing
  * of the loop's. */
 static ssize_t cfs_io_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -424,13 +501,20 @@ static ssize_t cfs_io_writev(int fd, struct iovec *iov, int count, void *userdat
 	struct cfs_transport *t = d->transport;
 	const struct fuse_out_header *oh = iov[0].iov_base;
 	struct cfs_ring_ent *e;
+	ssize_t n;
 
 	if (count < 1 || iov[0].iov_len < sizeof(*oh) || oh->unique == 0)
 		return writev(fd, iov, count);
 	if (t->init_pending && oh->unique == t->init_unique)
 		return cfs_io_init_reply(t, fd, iov, count);
 	e = t->uring_live ? cfs_ring_find(t, oh->unique) : NULL;
-	return e ? cfs_ring_commit(t, e, iov, count) : writev(fd, iov, count);
+	if (e)
+		return cfs_io_ring_reply(t, e, iov, count);
+	n = writev(fd, iov, count);
+	/* an interrupt's reply (FUSE_INT_REQ_BIT) answers no request */
+	if (n < 0 && errno == EINVAL && !(oh->unique & FUSE_INT_REQ_BIT))
+		return cfs_io_refused(t, fd, oh->unique, oh->error);
+	return n;
 }
 
 ssize_t cfs_transport_send(struct cfs_daemon *d, struct iovec *iov, int count)
@@ -450,7 +534,7 @@ static int cfs_ring_setup(struct cfs_transport *t)
 	int err;
 
 	t->queues = cfs_possible_cpus();
-	n = t->queues * CFS_URING_DEPTH;
+	n = t->queues * CFS_URING_ENTRIES;
 	err = io_uring_queue_init(n, &t->ring, IORING_SETUP_SQE128);
 	if (err) {
 		t->ring.ring_fd = -1;
@@ -474,11 +558,19 @@ int cfs_transport_start(struct cfs_transport *t, struct pc_loop *loop, cfs_reque
 	t->loop = loop;
 	t->fn = fn;
 	t->arg = arg;
+	/* libfuse keeps using the fd it mounted; only its reads and writes change hands */
+	t->custom_io = fuse_session_custom_io(se, &io, fuse_session_fd(se)) == 0;
+	if (!t->custom_io && t->want == CFS_TRANSPORT_DEV)
+		g_warning("libfuse refused a custom io: replies go out unchecked");
 	if (t->want == CFS_TRANSPORT_DEV)
 		return 0;
 	if (t->why[0]) { /* auto, and cfs_transport_new found why not */
 		g_message("transport auto: serving over /dev/fuse: %s", t->why);
 		return 0;
+	}
+	if (!t->custom_io) {
+		cfs_fall_back(t, "libfuse refused a custom io");
+		return t->error;
 	}
 	err = cfs_ring_setup(t);
 	if (err) {
@@ -487,12 +579,6 @@ int cfs_transport_start(struct cfs_transport *t, struct pc_loop *loop, cfs_reque
 		cfs_fall_back(t, why);
 		return t->error;
 	}
-	/* libfuse keeps using the fd it mounted; only its reads and writes change hands */
-	if (fuse_session_custom_io(se, &io, fuse_session_fd(se)) != 0) {
-		cfs_fall_back(t, "libfuse refused a custom io");
-		return t->error;
-	}
-	t->custom_io = true;
 	t->state = CFS_RING_READY;
 	return 0;
 }
@@ -523,10 +609,19 @@ void cfs_transport_free(struct cfs_transport *t)
 		return;
 	if (t->ring.ring_fd >= 0)
 		io_uring_queue_exit(&t->ring);
-	for (size_t i = 0; t->ents && i < (size_t)t->queues * CFS_URING_DEPTH; i++)
+	for (size_t i = 0; t->ents && i < (size_t)t->queues * CFS_URING_ENTRIES; i++)
 		free(t->ents[i].mem);
 	free(t->ents);
 	free(t);
+}
+
+static unsigned cfs_ring_held_all(const struct cfs_transport *t)
+{
+	unsigned n = 0;
+
+	for (unsigned q = 0; t->ents && q < t->queues; q++)
+		n += cfs_ring_held(t, (uint16_t)q);
+	return n;
 }
 
 void cfs_transport_stats(const struct cfs_transport *t, struct cfs_transport_stats *out)
@@ -537,7 +632,11 @@ void cfs_transport_stats(const struct cfs_transport *t, struct cfs_transport_sta
 	    .live = live ? "uring" : "dev",
 	    .fallback = t && t->why[0] ? t->why : NULL,
 	    .queues = live ? t->queues : 0,
-	    .entries = live ? CFS_URING_DEPTH : 0,
+	    .entries = live ? CFS_URING_ENTRIES : 0,
+	    .hold_max = live ? CFS_URING_HOLD : 0,
+	    .held = live ? cfs_ring_held_all(t) : 0,
 	    .ring_requests = t ? t->ring_requests : 0,
+	    .unheld = t ? t->unheld : 0,
+	    .replies_fixed = t ? t->replies_fixed : 0,
 	};
 }

@@ -14,6 +14,11 @@
 
 struct cfs_transport;
 
+/* The largest errno a reply may carry: the kernel takes an error only from -511 to 0
+ * (fs/fuse/dev.c, dev_uring.c). Over /dev/fuse it refuses anything else before it looks the
+ * request up, so the request would stay unanswered and its caller unkillable. */
+enum { CFS_REPLY_ERRNO_MAX = 511 };
+
 /* Serve one request; BUF is the transport's, valid until the function returns. */
 typedef void cfs_request_fn(void *arg, const struct fuse_buf *buf);
 
@@ -21,7 +26,11 @@ struct cfs_transport_stats {
 	const char *live;	  /* "dev" or "uring" */
 	const char *fallback;	  /* why auto serves /dev/fuse, or NULL */
 	unsigned queues, entries; /* ring queues and entries per queue (0 over /dev/fuse) */
+	unsigned hold_max;	  /* entries per queue a delay may hold (0 over /dev/fuse) */
+	unsigned held;		  /* ring requests held back by delays now */
 	uint64_t ring_requests;	  /* requests that came through the ring */
+	uint64_t unheld;	  /* delays not applied: their queue held hold_max already */
+	uint64_t replies_fixed;	  /* replies the kernel would refuse, answered EIO instead */
 };
 
 /* Before mounting: may D->opts.transport work here at all? For transport=uring on a kernel
@@ -43,8 +52,16 @@ int cfs_transport_error(const struct cfs_transport *t);
 int cfs_transport_ring_fd(const struct cfs_transport *t);
 void cfs_transport_serve_ring(struct cfs_transport *t, cfs_request_fn *fn, void *arg);
 
-/* Send a reply written by hand (a fault's errno) the way its request came. */
+/* Send a reply written by hand (a fault's errno) the way its request came. Like every reply
+ * sent through the transport (libfuse's too, once started), one the kernel would refuse is
+ * answered with EIO instead, so that no caller waits for good. */
 ssize_t cfs_transport_send(struct cfs_daemon *d, struct iovec *iov, int count);
+
+/* From within the request function: may the request being served be answered later (a delay
+ * fault)? A ring request keeps its entry until then, and a queue's other requests can only use
+ * the entries left: at most hold_max (stats) of a queue's entries are held, so the others keep
+ * flowing. True: hold it (over /dev/fuse, always); false: serve it now (counted as unheld). */
+bool cfs_transport_hold(struct cfs_transport *t);
 
 void cfs_transport_stats(const struct cfs_transport *t, struct cfs_transport_stats *out);
 

@@ -28,6 +28,9 @@
 #include <sys/types.h>
 
 enum { CFS_ROOT = 1 };
+/* The name every directory of a mount answers with its parent (links.h), so no entry may take
+ * it: making one gives EEXIST. */
+#define CFS_UP_NAME ".^"
 
 /* Limits, with the reason next to each (names and link targets: RS_NAME_MAX, RS_PATH_MAX). */
 enum {
@@ -72,6 +75,9 @@ uint32_t cfs_tree_parent(const struct cfs_tree *t, uint32_t id);
 uint32_t cfs_tree_generation(const struct cfs_tree *t, uint32_t id);
 /* The name of ID in cfs_tree_parent(ID) (not NUL-terminated); the root's is "" (len 0). */
 void cfs_tree_name(const struct cfs_tree *t, uint32_t id, const char **name, size_t *len);
+/* How many directories below the root the deepest directory holding a name of ID is (0: every
+ * name is in the root, or ID is the root). */
+uint32_t cfs_tree_name_depth(const struct cfs_tree *t, uint32_t id);
 void cfs_tree_stat(const struct cfs_tree *t, uint32_t id, struct stat *st); /* st_ino = id */
 int cfs_tree_readlink(const struct cfs_tree *t, uint32_t id, const char **target, size_t *len);
 /* Copy up to SIZE bytes of file ID's content from OFF into BUF; returns bytes or -errno. */

@@ -457,3 +457,29 @@ bool tree_has_xnames(const struct cfs_tree *t, uint32_t id)
 {
 	return t->xh_count && tree_xhead_find(t, id);
 }
+
+static uint32_t tree_depth(const struct cfs_tree *t, uint32_t dir)
+{
+	uint32_t n = 0;
+
+	for (; dir != CFS_ROOT; dir = nd(t, dir)->e.dir)
+		n++;
+	return n;
+}
+
+uint32_t cfs_tree_name_depth(const struct cfs_tree *t, uint32_t id)
+{
+	const struct cfs_node *n = nd(t, id);
+	uint32_t deepest = n->e.dir ? tree_depth(t, n->e.dir) : 0;
+	const struct cfs_xhead *h = tree_has_xnames(t, id) ? tree_xhead_find(t, id) : NULL;
+
+	if (!h)
+		return deepest;
+	uint32_t i = h->head;
+	do {
+		uint32_t depth = tree_depth(t, t->x[i].e.dir);
+		deepest = depth > deepest ? depth : deepest;
+		i = t->x[i].next;
+	} while (i != h->head);
+	return deepest;
+}

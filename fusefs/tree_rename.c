@@ -28,6 +28,14 @@ static int check_name(const char *name, size_t len)
 	return 0;
 }
 
+/* A name an entry may take: a valid one, and not the up name every directory answers. */
+static int check_new_name(const char *name, size_t len)
+{
+	if (len == sizeof(CFS_UP_NAME) - 1 && memcmp(name, CFS_UP_NAME, len) == 0)
+		return -EEXIST;
+	return check_name(name, len);
+}
+
 /* Free node ID, which has no name left (an orphan's last one, in .e, goes with it). */
 static void node_free(struct cfs_tree *t, uint32_t id)
 {
@@ -160,7 +168,7 @@ int tree_check_new_entry(const struct cfs_tree *t, uint32_t dir, const char *nam
 
 	if (!is_dir(d))
 		return -ENOTDIR;
-	int err = check_name(name, len);
+	int err = check_new_name(name, len);
 	if (err)
 		return err;
 	if (tree_hash_find(t, dir, name, len))
@@ -468,7 +476,7 @@ int cfs_tree_rename(struct cfs_tree *t, uint32_t olddir, const char *oldname, si
 		return -EINVAL;
 	if (!is_dir(nd(t, olddir)) || !is_dir(nd(t, newdir)))
 		return -ENOTDIR;
-	if ((err = check_name(oldname, oldlen)) || (err = check_name(newname, newlen)))
+	if ((err = check_name(oldname, oldlen)) || (err = check_new_name(newname, newlen)))
 		return err;
 	rn.old_slot = tree_hash_find(t, olddir, oldname, oldlen);
 	if (!rn.old_slot)

@@ -10,6 +10,11 @@
 #include <linux/fuse.h>
 #include <stdint.h>
 
+/* set in the unique of an interrupt's reply (7.31), which answers no request */
+#ifndef FUSE_INT_REQ_BIT
+#define FUSE_INT_REQ_BIT (1ULL << 0)
+#endif
+
 #ifndef FUSE_OVER_IO_URING
 /* INIT flag (flags2 bit 9): offered by the kernel when enable_uring is set; answered by a
  * server that will register ring entries */

@@ -73,7 +73,7 @@ for c in "ENOENT dangling" "ENOTDIR notdir" "ELOOP self" "ELOOP long" "ELOOP dee
 		"$(readlink "$M/e/$2" | tr -d '\n' | wc -c)"
 	check "chainfsctl resolve says $1 for $2" sh -c "'$CTL' '$M' resolve /e/$2 | grep -q '$1'"
 done
-check "a loop answers itself" test "$(readlink "$M/e/self")" = "$(cd "$M" && pwd -P)/e/self"
+check "a loop answers itself" test "$(readlink "$M/e/self")" = self
 check "a dangling link answers its target" test "$(readlink "$M/e/dangling")" = nothere
 check "uid 65534: EACCES" sh -c "$NOBODY '$PROBE' stat '$M/e/noperm' | grep -qx EACCES"
 check "uid 65534: the link itself" sh -c "$NOBODY '$PROBE' lstat '$M/e/noperm' | grep -q '^ok link'"

@@ -62,7 +62,6 @@ race() {
 for mode in kernel collapse server; do
 	E=$T/esc-$mode
 	mount_cfs "$E" -o "follow=$mode" "$T/escape.spec" || { fail "mount $mode"; continue; }
-	mnt=$(cd "$E" && pwd -P)
 
 	# a hard-linked link: one answer for every name, right from each
 	expect "ok 22" cat "$E/escape"
@@ -71,8 +70,9 @@ for mode in kernel collapse server; do
 	ln -P "$E/a/b/c/d/e/f/g/h/i/j/l" "$E/again"
 	expect "ok 22" cat "$E/again"
 	if [ "$mode" != server ]; then
-		expect "ok $mnt$T/canary" readlink "$E/escape"
-		expect "ok $mnt/canary" readlink "$E/absroot"
+		up10=.^/.^/.^/.^/.^/.^/.^/.^/.^/.^ # the deepest name is 10 down
+		expect "ok $up10$T/canary" readlink "$E/escape"
+		expect "ok .^/canary" readlink "$E/absroot"
 	fi
 
 	# the answer for a missing name must not climb once the name appears
@@ -88,6 +88,88 @@ for mode in kernel collapse server; do
 	check "$mode: the host's canary is untouched" grep -qx HOST "$T/canary"
 	printf 'HOST\n' >"$T/canary" # for the next mode, whatever happened
 	unmount_cfs "$E"
+done
+
+# The host above the mount changes under it. uid 65534 owns the mountpoint's grandparent: it
+# renames the mountpoint's parent away and puts a link to / where the mountpoint was; or root
+# mounts over an ancestor, or unmounts lazily, while a process works inside. No answer may name
+# the mountpoint's host path: reads through links give the tree's files or fail, never the
+# host's, and writes do not reach the host. The tree holds its own $T/canary; only the host
+# holds $T/hostonly and $T/victim.
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+printf 'HOST\n' >"$T/hostonly"
+printf 'HOST\n' >"$T/victim"
+cat >"$T/host.spec" <<EOF
+file $T/canary "inside\n"
+dir /d/e
+link /d/e/esc $T/canary
+link /d/e/broken $T/hostonly
+link /d/e/escw ../../../../../..$T/victim
+link /d/e/up ../../d
+EOF
+
+# no_host WHAT DIR RUN...: through DIR (the mount's root, by whatever path still leads there),
+# run as RUN (env: root; or setpriv...), no read gets a host file and no write through a link
+# reaches the host
+no_host() {
+	what=$1 dir=$2
+	shift 2
+	# cd -P: the shell must not spell the way in again from the (changed) host path
+	cd -P "$dir/d/e" 2>/dev/null || {
+		fail "$what: cd into the mount"
+		return
+	}
+	for l in esc broken up/e/esc; do
+		out=$(timeout 10 "$@" cat "$l" 2>/dev/null)
+		case "$out" in *HOST*) fail "$what: $l read the host's file" ;; *) pass ;; esac
+	done
+	timeout 10 "$@" sh -c 'printf written >escw' 2>/dev/null
+	cd -P ../.. 2>/dev/null || fail "$what: cd back"
+	check "$what: the host's victim is untouched" grep -qx HOST "$T/victim"
+	printf 'HOST\n' >"$T/victim"
+}
+
+for mode in kernel collapse server; do
+	X=$T/x-$mode
+	mkdir -p "$X/a" && chown 65534 "$X" && chmod 755 "$X" "$X/a"
+	mount_cfs "$X/a/m" -o "follow=$mode,allow_other" "$T/host.spec" || {
+		fail "mount $mode"
+		continue
+	}
+	expect "ok 7" cat "$X/a/m/d/e/esc" # the tree's own canary
+	for l in esc broken escw up; do     # what the kernel keeps, from before the host changes
+		readlink "$X/a/m/d/e/$l" >/dev/null 2>&1
+	done
+
+	# the mountpoint's parent renamed away by its owner, a link to / in its place
+	if $NOBODY sh -c "mv '$X/a' '$X/b' && mkdir '$X/a' && ln -s / '$X/a/m'"; then
+		no_host "$mode, renamed above, root" "$X/b/m" env
+		no_host "$mode, renamed above, uid 65534" "$X/b/m" $NOBODY
+		rm -f "$X/a/m" && rmdir "$X/a" && mv "$X/b" "$X/a"
+	else
+		fail "$mode: uid 65534 moves the mount's parent"
+	fi
+	if [ -L "$X/a/m" ] || ! mountpoint -q "$X/a/m"; then
+		fail "$mode: the mount is back in its place"
+		continue
+	fi
+
+	# this shell works inside while root mounts over an ancestor, in which m leads to /; then
+	# the mount is unmounted lazily under it, and a link to / takes the mountpoint's place
+	cd -P "$X/a/m" || fail "$mode: cd into the mount"
+	if mount -t tmpfs -o mode=755 cfs-over "$X/a" && ln -s / "$X/a/m"; then
+		no_host "$mode, ancestor mounted over" . env
+		umount "$X/a"
+	else
+		fail "$mode: over-mount"
+	fi
+	if umount -l "$X/a/m" && rmdir "$X/a/m" && ln -s / "$X/a/m"; then
+		no_host "$mode, unmounted lazily" . env
+		rm "$X/a/m" && mkdir "$X/a/m"
+	else
+		fail "$mode: lazy unmount"
+	fi
+	cd "$T" || exit 1
 done
 
 finish

@@ -20,6 +20,7 @@ link /l x
 dir /e
 wide /big 300 prefix=f
 SPEC
+for i in $(seq 12); do printf 'dir /h%s\nfile /h%s/x "x"\n' "$i" "$i"; done >>"$T/spec"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=97
 CHAINFS=$ASAN_BIN mount_cfs "$M" -o "ctl=$SOCK,opens=answer" "$T/spec" ||
 	{ fail mount; finish; exit 1; }
@@ -46,6 +47,10 @@ ones() {
 }
 requests() {
 	raw stats | python3 -c 'import json, sys; print(json.load(sys.stdin)["requests"].get(sys.argv[1], 0))' "$1"
+}
+# transport KEY: that number of `stats`' transport
+transport() {
+	raw stats | python3 -c 'import json, sys; print(json.load(sys.stdin)["transport"].get(sys.argv[1], -1))' "$1"
 }
 
 # --- ids and remove --------------------------------------------------------------------------
@@ -196,7 +201,16 @@ listed=$(printf '%s' "$out" | sed -n 's/.*one of: any \([a-z_ ]*\).*/\1/p' | tr 
 check "an unknown op is refused, naming those a rule may use ($listed)" test -n "$listed"
 check "the test knows a syscall for each of them, no more" \
 	test "$(python3 "$T/op.py" --names x)" = "$listed"
+# ENOSYS is "not implemented" to the kernel, and from these it remembers it for the mount's
+# life (fs/fuse: no_open, no_flush, no_rename2, ...): such a rule is refused, and the op still
+# reaches the daemon (the ENOLINK rule after it fires)
+enosys_kept="open opendir flush fsync fsyncdir create rename link"
 for op in $listed; do
+	case " $enosys_kept " in *" $op "*)
+		out=$(ctl fault add op="$op" path='*' errno=ENOSYS 2>&1)
+		check "op=$op errno=ENOSYS is refused, saying why ($out)" has "$out" "for good"
+		;;
+	esac
 	rm -f "$T/ready" "$T/go"
 	timeout 60 python3 "$T/op.py" "$op" "$M" "$T" >"$T/op.out" 2>&1 &
 	pid=$!
@@ -215,6 +229,57 @@ for op in init forget forget_multi release releasedir access getxattr listxattr;
 	out=$(ctl fault add op="$op" path='*' errno=EIO 2>&1)
 	check "op=$op is refused, saying why ($out)" has "$out" "fault $op: "
 done
+check "errno=38 (ENOSYS by number) is refused too" \
+	has "$(ctl fault add op=open path=/x errno=38 2>&1)" "for good"
+check "op=any errno=ENOSYS is refused: it would reach them" \
+	has "$(ctl fault add op=any path=/x errno=ENOSYS 2>&1)" "name the op"
+check "ENOSYS where the kernel forgets it is taken" \
+	has "$(ctl fault add op=getattr path=/x errno=ENOSYS 2>&1)" "added rule"
+expect ENOSYS stat "$M/x"
+ctl fault clear >/dev/null
+
+# --- errnos: what the kernel takes in a reply, 1..511 -----------------------------------------
+# A larger one the kernel refuses: over /dev/fuse the request stays unanswered and its caller
+# unkillable. The rules name a path nothing asks for, so that a daemon that took them would
+# hang no caller here.
+for e in 512 4095; do
+	out=$(ctl fault add op=getattr path=/never-asked errno=$e 2>&1)
+	check "errno=$e is refused, saying why ($out)" has "$out" "1..511"
+done
+ctl fault clear >/dev/null
+ctl fault add op=getattr path=/x errno=511 >/dev/null
+got=$(timeout 10 perl -e 'print((stat $ARGV[0]) ? "ok" : $! + 0)' "$M/x")
+check "errno=511 is taken, and a stat gets it ($got)" test "$got" = 511
+ctl fault clear >/dev/null
+
+# --- a delay holds back its own request only ---------------------------------------------------
+# Twelve lookups held 10 s on CPU 0, then a stat of another path on CPU 0. Over io_uring a held
+# request keeps its ring entry, and the stat used to wait for the delays (13.9 s); a queue now
+# holds at most delay_entries_per_queue of them and serves further delayed ones at once.
+id=$(raw "fault add op=lookup path=/h*/x delay=10000" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+held=""
+for i in $(seq 12); do
+	timeout 60 taskset -c 0 stat "$M/h$i/x" >/dev/null 2>&1 &
+	held="$held $!"
+done
+hits8() { [ "$(field "$id" hits)" -ge 8 ]; }
+check "the lookups reached the delay" wait_for hits8
+t0=$(date +%s%N)
+timeout 10 taskset -c 0 stat "$M/d/a" >/dev/null
+t1=$(date +%s%N)
+ms=$(((t1 - t0) / 1000000))
+check "a stat of another path on the same CPU answers within 2 s ($ms ms)" test "$ms" -lt 2000
+if [ "$(transport live)" = uring ]; then
+	n=$(transport held_by_delays)
+	check "the ring holds at most $(transport delay_entries_per_queue) of them ($n)" \
+		test "$n" -le "$(transport delay_entries_per_queue)"
+	check "... and served the others at once ($(transport delays_unheld))" \
+		test "$(transport delays_unheld)" -ge 4
+fi
+bad=0
+for p in $held; do wait "$p" || bad=$((bad + 1)); done
+check "every delayed stat got its answer ($bad failed)" test "$bad" -eq 0
+ctl fault clear >/dev/null
 
 # --- the log ----------------------------------------------------------------------------------
 ctl fault add op=getattr path=/x errno=EIO >/dev/null
@@ -225,6 +290,9 @@ check "the log keeps the last 256 hits and counts the older ones" \
 o = json.load(sys.stdin); assert len(o[\"log\"]) == 256 and o[\"dropped\"] == o[\"hits\"] - 256, o[\"dropped\"]'"
 check "chainfsctl fault log prints it" has "$(ctl fault log)" "older ones not kept"
 ctl fault clear >/dev/null
+
+check "the kernel refused no reply (replies_fixed $(transport replies_fixed))" \
+	test "$(transport replies_fixed)" -eq 0
 
 # --- unmount under ASan: a clean exit, no leak ------------------------------------------------
 check "unmount command" has "$(raw unmount)" '"ok":true'

@@ -135,13 +135,12 @@ for mode in server collapse kernel; do
 	done
 	check "$mode: a/b/c/inside is a/b" test "$("$PROBE" ino "$E/a/b/c/inside")" = \
 		"$("$PROBE" ino "$E/a/b")"
-	if [ "$mode" = kernel ]; then # (answers through the mountpoint never hold a "..")
-		mnt=$(cd "$E" && pwd -P)
-		expect "ok $mnt/etc/passwd" readlink "$E/a/b/c/up"
-		expect "ok $mnt" readlink "$E/a/b/c/r"
-		expect "ok $mnt/a/b" readlink "$E/a/b/c/inside"
+	if [ "$mode" = kernel ]; then # (answers climb with the up name, never a "..")
+		expect "ok .^/.^/.^/etc/passwd" readlink "$E/a/b/c/up"
+		expect "ok .^/.^/.^" readlink "$E/a/b/c/r"
+		expect "ok .^/.^/b" readlink "$E/a/b/c/inside"
 		check "kernel: the size of up is its answer's" \
-			test "$(stat -c %s "$E/a/b/c/up")" = "$(printf %s "$mnt/etc/passwd" | wc -c)"
+			test "$(stat -c %s "$E/a/b/c/up")" = "$(printf %s ".^/.^/.^/etc/passwd" | wc -c)"
 	fi
 	mv "$E/a/b" "$E/b2" # one level up: the same links now need one ".." less
 	expect "ok 22" cat "$E/b2/c/up"

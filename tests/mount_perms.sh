@@ -53,4 +53,50 @@ for opts in allow_other,default_permissions allow_other; do
 		unmount_cfs "$M"
 	done
 done
+
+# What a link answers shows nothing past a directory the caller may not search: not the names
+# inside it (a link's answer built by walking through it), not their lengths (a link's size),
+# and not through an answer the kernel kept from a caller with more rights. /priv is 0700;
+# the link in it leads to a name uid 65534 must never learn.
+cat >"$T/leak.spec" <<EOF
+dir /priv mode=0700
+dir /priv/secretname/x
+link /priv/in secretname
+dir /pub
+link /pub/k ../priv/in/x/..
+link /pub/c ../priv/in
+EOF
+# leaks WHAT MNT LINK: uid 65534's readlink of LINK names nothing of /priv's insides, and its
+# size is the length of that answer
+leaks() {
+	got=$($NOBODY readlink "$2/$3")
+	case "$got" in
+	*secretname*) fail "$1: $3 answers '$got' to uid 65534" ;;
+	*) pass ;;
+	esac
+	check "$1: $3's size is the answer's length" \
+		test "$($NOBODY stat -c %s "$2/$3")" = "$(printf %s "$got" | wc -c)"
+}
+for mode in kernel collapse server; do
+	L=$T/leak-$mode
+	mount_cfs "$L" -o "follow=$mode,allow_other" "$T/leak.spec" || {
+		fail "mount $mode"
+		continue
+	}
+	readlink "$L/pub/k" "$L/pub/c" >/dev/null 2>&1 # root first: nothing it gets may carry over
+	leaks "$mode" "$L" pub/k
+	[ "$mode" = server ] || leaks "$mode" "$L" pub/c # (server: root sees c as its target)
+	check "$mode: root still reaches the end" test "$(stat -L -c %F "$L/pub/c")" = directory
+	unmount_cfs "$L"
+done
+# a mount begun in kernel mode lets the kernel keep link bodies; switched to collapse, what
+# root is answered must not reach uid 65534 from that cache
+L=$T/leak-switch
+mount_cfs "$L" -o "allow_other,ctl=$T/leak.sock" "$T/leak.spec" || fail "mount for the switch"
+"$CTL" -s "$T/leak.sock" mode collapse >/dev/null || fail "switch to collapse"
+readlink "$L/pub/c" "$L/pub/k" >/dev/null 2>&1
+leaks "kernel, then collapse" "$L" pub/c
+leaks "kernel, then collapse" "$L" pub/k
+unmount_cfs "$L"
+
 finish

@@ -3,9 +3,10 @@
 # on a fresh mount of the same tree in the same mode reproduces every result, in another mode
 # it reports the differences it must (kernel-mode readlinks are EINVAL in server mode; a
 # collapse-mode ELOOP is a success in kernel mode); `record start/stop` through the control
-# socket; a ring too small for any line counts every one dropped; --run --stats-out. The
-# recording daemon runs the ASan build: its writer thread must be joined and the file
-# flushed on stop and on unmount, with no leak.
+# socket; the file is made new and 0600, never through a planted symlink (with
+# fs.protected_symlinks=0), and replaced only when asked; a ring too small for any line counts
+# every one dropped; --run --stats-out. The recording daemon runs the ASan build: its writer
+# thread must be joined and the file flushed on stop and on unmount, with no leak.
 . "$(dirname "$0")/lib.sh"
 
 ASAN_BIN=$ROOT/build-asan/chainfs
@@ -114,6 +115,55 @@ check "the second recording holds the stat" grep -q '"path":"/chains/5"' "$T/sec
 check "a file that cannot be made is an error" not ctl record start /nonexistent/dir/f 2>/dev/null
 out=$(ctl record)
 check "record without arguments: the last one" has "$out" "second.jsonl"
+
+# --- the file: made new and 0600, never through a planted link ---------------------------------
+# root follows a symlink in a sticky world-writable directory only with fs.protected_symlinks=0:
+# set here, put back whatever happens
+PS_SAVED=$(sysctl -n fs.protected_symlinks)
+trap 'sysctl -qw fs.protected_symlinks="$PS_SAVED"; cleanup' EXIT
+sysctl -qw fs.protected_symlinks=0
+PUB=$T/pub
+mkdir -m 1777 "$PUB"
+printf 'root only\n' >"$T/victim"
+chmod 600 "$T/victim"
+victim() { stat -c '%s %a %i %Y' "$T/victim" && cat "$T/victim"; }
+V=$(victim)
+setpriv --reuid=65534 --regid=65534 --clear-groups ln -s "$T/victim" "$PUB/rec.jsonl"
+out=$(ctl record start "$PUB/rec.jsonl" 2>&1)
+check "record start to a planted symlink fails" test $? -ne 0
+check "... the name exists" has "$out" "rec.jsonl: exists"
+out=$(ctl record replace "$PUB/rec.jsonl" 2>&1)
+check "record replace to a planted symlink fails" test $? -ne 0
+check "... a symlink is never followed" has "$out" "rec.jsonl: a symbolic link: never followed"
+for opt in "" ,record_replace; do
+	MOUNTS="$MOUNTS $T/planted$opt" # unmounted if it mounts after all
+	mkdir -p "$T/planted$opt"
+	CHAINFS_TIMEOUT=5 "$FUSE_MOUNT" -o "record=$PUB/rec.jsonl$opt" "$T/planted$opt" \
+		2>"$T/planted.err"
+	check "-o record=SYMLINK$opt fails the mount" test $? -ne 0
+	check "... saying why" grep -Eq "rec.jsonl: (exists|a symbolic link)" "$T/planted.err"
+done
+check "the symlink's target is untouched" test "$(victim)" = "$V"
+check "no recording runs" has "$(ctl --json record)" '"active":false'
+check "-o record_replace alone is refused" not "$CHAINFS" -o record_replace "$T/planted" 2>/dev/null
+
+ctl record start "$T/mine.jsonl" >/dev/null
+ctl drop >/dev/null
+stat "$M/chains/11" >/dev/null
+ctl record stop >/dev/null
+check "the first recording holds its stat" grep -q '"path":"/chains/11"' "$T/mine.jsonl"
+check "a recording is made 0600" test "$(stat -c %a "$T/mine.jsonl")" = 600
+out=$(ctl record start "$T/mine.jsonl" 2>&1)
+check "record start on an existing file fails" test $? -ne 0
+check "... saying how to replace it" has "$out" "record replace FILE"
+chmod 644 "$T/mine.jsonl"
+check "record replace takes the caller's own file" ctl record replace "$T/mine.jsonl" >/dev/null
+ctl drop >/dev/null
+stat "$M/chains/12" >/dev/null
+ctl record stop >/dev/null
+check "... emptied first" not grep -q '"path":"/chains/11"' "$T/mine.jsonl"
+check "... then recorded" grep -q '"path":"/chains/12"' "$T/mine.jsonl"
+check "... and made 0600" test "$(stat -c %a "$T/mine.jsonl")" = 600
 
 # --- a ring smaller than any line: every line dropped and counted -----------------------------
 CHAINFS_RECORD_RING=64 mount_cfs "$T/tiny" -o "record=$T/tiny.jsonl,ctl=$T/tiny.sock" ||

@@ -762,14 +762,16 @@ static int rt_index_inodes(struct rtree *t, int rootfd)
 	return 0;
 }
 
-/* Modes and owners last, so that creating the tree never needed them. */
+/* Modes and owners last, so that creating the tree never needed them. Deepest first (a node
+ * comes after its parent): a directory is handed to its owner only when no path resolved
+ * later goes through it, so that owner cannot redirect a chmod by swapping a name. */
 static int rt_apply_modes(const struct rtree *t, int rootfd, const char *dir)
 {
 	char path[RS_PATH_MAX];
 
 	if (chmod(dir, 0755)) /* as memtree's root (mkdtemp made it 0700) */
 		return -errno;
-	for (size_t i = 1; i < t->n; i++) {
+	for (size_t i = t->n - 1; i >= 1; i--) {
 		const struct rt_node *nd = &t->nodes[i];
 		if (!nd->moded)
 			continue;

@@ -1,7 +1,9 @@
 /*
  * rtree-materialize SEED DIR: write the random tree of SEED (rtree_defaults, as the kernel
  * differential test builds it) under DIR as real directories, files and symlinks, to poke at
- * by hand or to serve a mount test. DIR is created if missing and must be empty.
+ * by hand or to serve a mount test. DIR must not exist: it is created private (0700 until the
+ * tree is in), since the tree is written by paths below it and a directory someone else could
+ * write while that runs could redirect them.
  */
 #include "rtree.h"
 
@@ -24,8 +26,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: SEED must be a number: %s\n", argv[0], argv[1]);
 		return 2;
 	}
-	if (mkdir(argv[2], 0755) && errno != EEXIST) {
-		fprintf(stderr, "%s: %s: %s\n", argv[0], argv[2], strerror(errno));
+	if (mkdir(argv[2], 0700)) {
+		fprintf(stderr, "%s: %s: %s%s\n", argv[0], argv[2], strerror(errno),
+			errno == EEXIST ? " (DIR must be new)" : "");
 		return 1;
 	}
 	struct rtree *t = rtree_new(seed, &rtree_defaults);

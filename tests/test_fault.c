@@ -30,7 +30,21 @@ START_TEST(test_refused_rules_say_why)
 	} cases[] = {
 	    {"op=read path=/x", "needs op="},
 	    {"op=nosuch path=/x errno=EIO", "unknown op"},
-	    {"op=read path=/x errno=ENOPE", "unknown errno"},
+	    {"op=read path=/x errno=ENOPE", "errno must be a name"},
+	    /* the kernel refuses a reply's error past 511: the caller would hang */
+	    {"op=read path=/x errno=512", "1..511"},
+	    {"op=read path=/x errno=4095", "1..511"},
+	    {"op=read path=/x errno=0", "1..511"},
+	    /* ENOSYS where the kernel remembers it and stops sending the op */
+	    {"op=open path=/x errno=ENOSYS", "stop the kernel sending it"},
+	    {"op=opendir path=/x errno=ENOSYS", "stop the kernel sending it"},
+	    {"op=flush path=/x errno=38", "stop the kernel sending it"},
+	    {"op=fsync path=/x errno=ENOSYS prob=0.1", "stop the kernel sending it"},
+	    {"op=fsyncdir path=/x errno=ENOSYS", "stop the kernel sending it"},
+	    {"op=create path=/x errno=ENOSYS", "mknod"},
+	    {"op=rename path=/x errno=ENOSYS", "renameat2"},
+	    {"op=link path=/x errno=ENOSYS", "EPERM"},
+	    {"op=any path=/x errno=ENOSYS", "name the op"},
 	    {"op=read path=/x errno=EIO prob=2", "prob must be 0..1"},
 	    {"op=read path=/x errno=EIO seed=x", "seed must be a number"},
 	    {"op=read path=/x delay=-1", "delay must be"},
@@ -54,6 +68,21 @@ START_TEST(test_refused_rules_say_why)
 		g_free(msg);
 	}
 	ck_assert(!cfs_faults_active(f));
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_errnos_the_kernel_takes_are_accepted)
+{
+	struct cfs_faults *f = cfs_faults_new();
+
+	ck_assert_int_gt(add(f, "op=getattr path=/x errno=511", NULL), 0);
+	ck_assert_int_gt(add(f, "op=getattr path=/x errno=1", NULL), 0);
+	ck_assert_int_gt(add(f, "op=getattr path=/x errno=EHWPOISON", NULL), 0);
+	/* the kernel forgets nothing of an ENOSYS from these */
+	ck_assert_int_gt(add(f, "op=getattr path=/x errno=ENOSYS", NULL), 0);
+	ck_assert_int_gt(add(f, "op=lookup path=/x errno=ENOSYS", NULL), 0);
+	ck_assert_int_gt(add(f, "op=mkdir path=/x errno=ENOSYS", NULL), 0);
 	cfs_faults_free(f);
 }
 END_TEST
@@ -228,6 +257,7 @@ int main(void)
 	int failed;
 
 	tcase_add_test(tc, test_refused_rules_say_why);
+	tcase_add_test(tc, test_errnos_the_kernel_takes_are_accepted);
 	tcase_add_test(tc, test_short_and_nowrite_need_answered_opens);
 	tcase_add_test(tc, test_ids_are_never_reused);
 	tcase_add_test(tc, test_removing_one_rule_leaves_the_others);

@@ -1,15 +1,18 @@
 /*
  * The recorder's ring (fusefs/record_log.c): a line that does not fit is dropped and counted,
  * never half written; lines that fit reach the file whole and in order, across the ring's
- * wrap; a path that is not UTF-8 goes as hex.
+ * wrap; a path that is not UTF-8 goes as hex. The file is made new and 0600, never through a
+ * planted link, and replaced only when asked, only if it is a plain file of the caller's.
  */
 #include "record.h"
 
 #include <check.h>
+#include <errno.h>
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char *tmp_file(void)
@@ -49,7 +52,7 @@ static size_t line_len(const struct cfs_record_entry *e)
 	char *file = tmp_file(), *text;
 	size_t len;
 
-	ck_assert_int_eq(cfs_recorder_open(&r, file, 1 << 16), 0);
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 1 << 16, true), 0);
 	cfs_recorder_add(r, e);
 	cfs_recorder_close(r, NULL);
 	text = slurp(file, &len);
@@ -66,7 +69,7 @@ START_TEST(test_a_line_is_json_with_the_errno_name)
 	char *file = tmp_file(), *text;
 	size_t len;
 
-	ck_assert_int_eq(cfs_recorder_open(&r, file, 4096), 0);
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 4096, true), 0);
 	cfs_recorder_add(r, &e);
 	cfs_recorder_close(r, NULL);
 	text = slurp(file, &len);
@@ -89,7 +92,7 @@ START_TEST(test_lines_that_do_not_fit_are_dropped_and_counted)
 	size_t got;
 
 	/* room for two lines and a half; no writer runs, so nothing is taken meanwhile */
-	ck_assert_int_eq(cfs_recorder_open(&r, file, 2 * len + len / 2), 0);
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 2 * len + len / 2, true), 0);
 	for (int i = 0; i < 7; i++)
 		cfs_recorder_add(r, &e);
 	cfs_recorder_stats(r, &s);
@@ -113,7 +116,7 @@ START_TEST(test_a_line_larger_than_the_ring_is_dropped)
 	struct cfs_record_stats s;
 	char *file = tmp_file();
 
-	ck_assert_int_eq(cfs_recorder_open(&r, file, 16), 0);
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 16, true), 0);
 	cfs_recorder_add(r, &e);
 	cfs_recorder_close(r, &s);
 	ck_assert_uint_eq(s.lines, 0);
@@ -135,7 +138,7 @@ START_TEST(test_lines_cross_the_wrap_whole_and_in_order)
 	char *file = tmp_file(), *text, path[16];
 	size_t got;
 
-	ck_assert_int_eq(cfs_recorder_open(&r, file, 3 * len - 7), 0);
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 3 * len - 7, true), 0);
 	ck_assert_int_eq(cfs_recorder_begin(r), 0);
 	for (int i = 0; i < N; i++) {
 		snprintf(path, sizeof(path), "/p%02d", i);
@@ -170,7 +173,7 @@ START_TEST(test_a_path_that_is_not_utf8_goes_as_hex)
 	char *file = tmp_file(), *text;
 	size_t len;
 
-	ck_assert_int_eq(cfs_recorder_open(&r, file, 4096), 0);
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 4096, true), 0);
 	cfs_recorder_add(r, &e);
 	cfs_recorder_close(r, NULL);
 	text = slurp(file, &len);
@@ -178,6 +181,87 @@ START_TEST(test_a_path_that_is_not_utf8_goes_as_hex)
 	unlink(file);
 	g_free(file);
 	g_free(text);
+}
+END_TEST
+
+/* ---- the file (a recording may land where others can write) ---- */
+
+struct file_case {
+	const char *what;
+	const char *plant; /* "none", "file", "symlink", "hardlink", "fifo", "other_user" */
+	bool replace;
+	int err; /* cfs_recorder_open's, negative */
+};
+
+static const struct file_case file_cases[] = {
+    {"a new name is made", "none", false, 0},
+    {"an existing file is refused", "file", false, -EEXIST},
+    {"replace empties an existing file", "file", true, 0},
+    {"a planted symlink is not followed", "symlink", false, -EEXIST},
+    {"replace does not follow a symlink either", "symlink", true, -ELOOP},
+    {"replace refuses a file with another name", "hardlink", true, -EMLINK},
+    {"replace refuses a fifo, without waiting for a reader", "fifo", true, -EINVAL},
+    {"replace refuses another user's file", "other_user", true, -EPERM},
+};
+
+/* DIR/rec as the case plants it; DIR/victim the file a link would reach. */
+static void plant(const char *dir, const char *rec, const char *victim, const char *how)
+{
+	ck_assert(g_file_set_contents(victim, "victim\n", -1, NULL));
+	ck_assert_int_eq(chmod(victim, 0640), 0);
+	if (!strcmp(how, "file") || !strcmp(how, "other_user"))
+		ck_assert(g_file_set_contents(rec, "old\n", -1, NULL));
+	if (!strcmp(how, "other_user"))
+		ck_assert_int_eq(chown(rec, 65534, 65534), 0);
+	if (!strcmp(how, "symlink"))
+		ck_assert_int_eq(symlink(victim, rec), 0);
+	if (!strcmp(how, "hardlink"))
+		ck_assert_int_eq(link(victim, rec), 0);
+	if (!strcmp(how, "fifo"))
+		ck_assert_int_eq(mkfifo(rec, 0600), 0);
+}
+
+START_TEST(test_the_file_is_new_and_0600_unless_replace_is_asked)
+{
+	const struct file_case *c = &file_cases[_i];
+	char *dir = g_dir_make_tmp("cfs-test-record-XXXXXX", NULL);
+	char *rec = g_build_filename(dir, "rec", NULL),
+	     *victim = g_build_filename(dir, "victim", NULL);
+	struct cfs_record_entry e = entry("/x");
+	struct cfs_recorder *r = NULL;
+	struct stat st;
+	char *text;
+	mode_t old = umask(0); /* the mode is chainfs's own, not the umask's */
+
+	if (!strcmp(c->plant, "other_user") && geteuid() != 0) {
+		printf("test_record: skipped: %s (needs root)\n", c->what);
+		goto out;
+	}
+	plant(dir, rec, victim, c->plant);
+	ck_assert_msg(cfs_recorder_open(&r, rec, 4096, c->replace) == c->err, "%s", c->what);
+	if (r) {
+		cfs_recorder_add(r, &e);
+		cfs_recorder_close(r, NULL);
+		ck_assert_int_eq(lstat(rec, &st), 0);
+		ck_assert_msg(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600, "%s: mode %o",
+			      c->what, st.st_mode);
+		text = slurp(rec, NULL);
+		ck_assert_msg(g_str_has_prefix(text, "{\"t_ns\""), "%s: %s", c->what, text);
+		g_free(text);
+	}
+	text = slurp(victim, NULL);
+	ck_assert_msg(!strcmp(text, "victim\n"), "%s: the victim holds %s", c->what, text);
+	g_free(text);
+	ck_assert_int_eq(stat(victim, &st), 0);
+	ck_assert_int_eq(st.st_mode & 07777, 0640);
+out:
+	umask(old);
+	unlink(rec);
+	unlink(victim);
+	rmdir(dir);
+	g_free(rec);
+	g_free(victim);
+	g_free(dir);
 }
 END_TEST
 
@@ -193,6 +277,8 @@ int main(void)
 	tcase_add_test(tc, test_a_line_larger_than_the_ring_is_dropped);
 	tcase_add_test(tc, test_lines_cross_the_wrap_whole_and_in_order);
 	tcase_add_test(tc, test_a_path_that_is_not_utf8_goes_as_hex);
+	tcase_add_loop_test(tc, test_the_file_is_new_and_0600_unless_replace_is_asked, 0,
+			    (int)G_N_ELEMENTS(file_cases));
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);

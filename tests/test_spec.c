@@ -1562,9 +1562,12 @@ static void assert_materialized(const struct cfs_tree *t, const char *dir, unsig
 		cfs_tree_stat(t, child, &st);
 		CHECK(lstat(path, &rst) == 0, "%s: %s", path, strerror(errno));
 		CHECK((st.st_mode & S_IFMT) == (rst.st_mode & S_IFMT), "%s", path);
+		bool dev = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
 		if (kind != RS_LINK)
-			CHECK((st.st_mode & (keep ? 07777 : 01777)) == (rst.st_mode & 07777), "%s",
-			      path);
+			CHECK((st.st_mode & (keep  ? 07777
+					     : dev ? 0600
+						   : 01777)) == (rst.st_mode & 07777),
+			      "%s", path);
 		if (root)
 			CHECK(st.st_uid == rst.st_uid && st.st_gid == rst.st_gid, "%s", path);
 		CHECK(st.st_mtim.tv_sec == rst.st_mtim.tv_sec &&
@@ -1574,7 +1577,8 @@ static void assert_materialized(const struct cfs_tree *t, const char *dir, unsig
 			CHECK(st.st_size == rst.st_size, "%s: size", path);
 		if (kind == RS_LINK) {
 			ssize_t n = readlink(path, real, 65536);
-			ssize_t want = cfs_inroot_target(t, rs_limits_linux, child, buf);
+			ssize_t want =
+			    cfs_inroot_target(t, rs_limits_linux, child, (uint32_t)f[0], buf);
 			CHECK(want >= 0 && n == want && memcmp(buf, real, (size_t)n) == 0,
 			      "%s: '%.*s', want '%s'", path, (int)(n > 0 ? n : 0), real, buf);
 			CHECK(rst.st_size == want, "%s: size", path);
@@ -1867,6 +1871,76 @@ START_TEST(test_materialize_drops_set_id_bits_unless_asked)
 }
 END_TEST
 
+/* One body cannot mean the same place from two directories: each name of a hard-linked link
+ * gets the body right for its own, as a link of its own where they differ. */
+START_TEST(test_materialize_gives_each_name_of_a_link_its_own_body)
+{
+	char *dir = make_temp_dir(), *err = NULL;
+	struct cfs_tree *t = load("dir /a/b\nlink /a/b/l /x\nhardlink /h /a/b/l\n"
+				  "hardlink /a/h2 /a/b/l\nhardlink /h3 /a/b/l\n"
+				  "link /a/b/rel y\nhardlink /hrel /a/b/rel\n");
+	struct stat a, b, c;
+
+	ck_assert_msg(cfs_materialize(t, dir, 0, &err) == 0, "%s", err);
+	assert_materialized(t, dir, 0);
+	char *l = copy_readlink(dir, "/a/b/l"), *h = copy_readlink(dir, "/h");
+	ck_assert_str_eq(l, "../../x");
+	ck_assert_str_eq(h, "x");
+	g_free(l);
+	g_free(h);
+	/* names whose bodies agree are still one link */
+	char *p = g_strdup_printf("%s/h", dir), *q = g_strdup_printf("%s/h3", dir);
+	ck_assert_int_eq(lstat(p, &a), 0);
+	ck_assert_int_eq(lstat(q, &b), 0);
+	ck_assert_uint_eq(a.st_ino, b.st_ino);
+	ck_assert_uint_eq(a.st_nlink, 2);
+	g_free(p);
+	g_free(q);
+	p = g_strdup_printf("%s/hrel", dir);
+	q = g_strdup_printf("%s/a/b/rel", dir);
+	ck_assert_int_eq(lstat(p, &b), 0);
+	ck_assert_int_eq(lstat(q, &c), 0);
+	ck_assert_uint_eq(b.st_ino, c.st_ino);
+	ck_assert_uint_eq(b.st_nlink, 2);
+	g_free(p);
+	g_free(q);
+	rm_rf(dir);
+	g_free(dir);
+	cfs_tree_free(t);
+}
+END_TEST
+
+/* A device node keeps the spec's mode only with CFS_MAT_KEEP_IDS, else at most 0600. */
+START_TEST(test_materialize_makes_devices_private_unless_asked)
+{
+	struct cfs_tree *t = load("dev /null c 1 3 mode=0666\ndev /ro c 1 3 mode=0440\n"
+				  "fifo /p mode=0666\n");
+	struct stat st;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIP: devices: making device nodes needs root\n");
+		cfs_tree_free(t);
+		return;
+	}
+	for (unsigned flags = 0; flags <= CFS_MAT_KEEP_IDS; flags += CFS_MAT_KEEP_IDS) {
+		char *dir = make_temp_dir(), *err = NULL;
+
+		ck_assert_msg(cfs_materialize(t, dir, flags, &err) == 0, "%s", err);
+		ck_assert_int_eq(kernel_stat(dir, "/null", &st), 0);
+		ck_assert(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3));
+		ck_assert_int_eq(st.st_mode & 07777, flags ? 0666 : 0600);
+		ck_assert_int_eq(kernel_stat(dir, "/ro", &st), 0);
+		ck_assert_int_eq(st.st_mode & 07777, flags ? 0440 : 0400);
+		ck_assert_int_eq(kernel_stat(dir, "/p", &st), 0);
+		ck_assert_int_eq(st.st_mode & 07777, 0666); /* a fifo is no privilege */
+		assert_materialized(t, dir, flags);
+		rm_rf(dir);
+		g_free(dir);
+	}
+	cfs_tree_free(t);
+}
+END_TEST
+
 START_TEST(test_materialize_refuses_too_much_data)
 {
 	char *dir = make_temp_dir();
@@ -1973,6 +2047,8 @@ static Suite *spec_suite(void)
 	tcase_add_test(mat, test_materialize_refuses_too_much_data);
 	tcase_add_test(mat, test_materialize_keeps_links_inside_the_copy);
 	tcase_add_test(mat, test_materialize_drops_set_id_bits_unless_asked);
+	tcase_add_test(mat, test_materialize_gives_each_name_of_a_link_its_own_body);
+	tcase_add_test(mat, test_materialize_makes_devices_private_unless_asked);
 	tcase_set_timeout(mat, 600);
 	suite_add_tcase(s, mat);
 	return s;

@@ -427,6 +427,40 @@ START_TEST(test_symlink_mode_is_always_0777)
 }
 END_TEST
 
+/* The mount answers the up name in every directory (links.h): no entry may take it. */
+START_TEST(test_up_name_is_reserved_in_every_way_in)
+{
+	uint32_t d = mkd(T, CFS_ROOT, "d"), f = mkf(T, CFS_ROOT, "f"), id;
+
+	ck_assert_int_eq(cfs_tree_mkdir(T, d, CFS_UP_NAME, 2, &A, &id), -EEXIST);
+	ck_assert_int_eq(cfs_tree_mkfile(T, d, CFS_UP_NAME, 2, &AF, &id), -EEXIST);
+	ck_assert_int_eq(cfs_tree_symlink(T, d, CFS_UP_NAME, 2, "x", 1, &A, &id), -EEXIST);
+	ck_assert_int_eq(lk(T, f, d, CFS_UP_NAME), -EEXIST);
+	ck_assert_int_eq(mv(T, CFS_ROOT, "f", d, CFS_UP_NAME, 0), -EEXIST);
+	ck_assert_uint_eq(at(T, d, CFS_UP_NAME), 0);
+	ck_assert_uint_eq(at(T, CFS_ROOT, "f"), f);
+}
+END_TEST
+
+/* A hard-linked link's answer climbs from the deepest of its names. */
+START_TEST(test_name_depth_is_the_deepest_name)
+{
+	uint32_t a = mkd(T, CFS_ROOT, "a"), b = mkd(T, a, "b"), c = mkd(T, b, "c");
+	uint32_t l = mkl(T, a, "l", "x");
+
+	ck_assert_uint_eq(cfs_tree_name_depth(T, CFS_ROOT), 0);
+	ck_assert_uint_eq(cfs_tree_name_depth(T, a), 0);
+	ck_assert_uint_eq(cfs_tree_name_depth(T, l), 1);
+	ck_assert_int_eq(lk(T, l, c, "deep"), 0);
+	ck_assert_int_eq(lk(T, l, CFS_ROOT, "top"), 0);
+	ck_assert_uint_eq(cfs_tree_name_depth(T, l), 3);
+	ck_assert_int_eq(rm(T, c, "deep"), 0);
+	ck_assert_uint_eq(cfs_tree_name_depth(T, l), 1);
+	ck_assert_int_eq(rm(T, a, "l"), 0);
+	ck_assert_uint_eq(cfs_tree_name_depth(T, l), 0);
+}
+END_TEST
+
 START_TEST(test_symlink_empty_target_is_enoent)
 {
 	uint32_t l;
@@ -2546,6 +2580,8 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_mkfile_creates_empty_file_with_nlink_1);
 	tcase_add_test(tc, test_symlink_keeps_target_bytes_exactly);
 	tcase_add_test(tc, test_symlink_mode_is_always_0777);
+	tcase_add_test(tc, test_up_name_is_reserved_in_every_way_in);
+	tcase_add_test(tc, test_name_depth_is_the_deepest_name);
 	tcase_add_test(tc, test_symlink_empty_target_is_enoent);
 	tcase_add_test(tc, test_symlink_target_of_4095_fits_4096_is_enametoolong);
 	tcase_add_test(tc, test_create_over_existing_name_is_eexist);

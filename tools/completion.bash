@@ -16,8 +16,9 @@ _chainfsctl() {
 		# replay FILE MOUNTPOINT
 		((nonopt == 1)) && COMPREPLY=($(compgen -f -- "$cur")) || COMPREPLY=($(compgen -d -- "$cur"))
 	elif ((nonopt == 2)) && [[ ${COMP_WORDS[COMP_CWORD - 1]} == record ]]; then
-		COMPREPLY=($(compgen -W "start stop" -- "$cur"))
-	elif ((nonopt == 3)) && [[ ${COMP_WORDS[COMP_CWORD - 1]} == start ]]; then
+		COMPREPLY=($(compgen -W "start replace stop" -- "$cur"))
+	elif ((nonopt == 3)) && [[ ${COMP_WORDS[COMP_CWORD - 1]} == start ||
+		${COMP_WORDS[COMP_CWORD - 1]} == replace ]]; then
 		COMPREPLY=($(compgen -f -- "$cur"))
 	elif ((nonopt == 1)); then
 		words=$(chainfsctl --commands 2>/dev/null)

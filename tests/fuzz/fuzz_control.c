@@ -427,8 +427,8 @@ static bool fz_request(struct fz_daemon *z, const char *req, size_t len, struct 
 	fz_command(req, len, cmd, sizeof(cmd));
 	if (strcmp(cmd, "resolve") == 0 && z->d.opts.limits.max_total > FZ_MAX_WALK_LINKS)
 		return true;
-	/* `record start FILE` creates and truncates FILE wherever it says: not for a fuzzer
-	 * running as root (tests/record.sh and test_record cover the command) */
+	/* `record start FILE` creates FILE wherever it says (`record replace` empties one): not
+	 * for a fuzzer running as root (tests/record.sh and test_record cover the command) */
 	if (strcmp(cmd, "record") == 0)
 		return true;
 	generator = fz_is_generator(cmd);

@@ -1,0 +1,13 @@
+/* nosuid and nodev on every chainfs mount, however it is started, unless asked otherwise. */
+#ifndef CHAINFS_MOUNTFLAGS_H
+#define CHAINFS_MOUNTFLAGS_H
+
+#include <fuse_opt.h>
+
+/* Append "-onosuid" and "-onodev" to ARGS (libfuse's options: the last word of a pair wins)
+ * unless ARGV, chainfs's own command line, asks for "suid" or "dev" itself. The "dev" and
+ * "suid" that mount.fuse3 adds to every option list it passes on do not count: they are not
+ * the user's. Returns 0 or -ENOMEM. */
+int cfs_mount_flags(struct fuse_args *args, int argc, char *argv[]);
+
+#endif
