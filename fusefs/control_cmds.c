@@ -166,6 +166,7 @@ static void cfs_stats_resolver(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_int(b, "links_followed", (int64_t)w->links);
 	cfs_json_int(b, "deepest_nesting", w->max_depth);
 	cfs_json_int(b, "eloop", (int64_t)w->eloop);
+	cfs_json_int(b, "loops_found", (int64_t)w->loops);
 	cfs_json_int(b, "other_errors", (int64_t)w->errors);
 	cfs_json_int(b, "heap_frames", (int64_t)w->heap_frames);
 	cfs_json_int(b, "heap_allocs", (int64_t)w->allocs);
@@ -237,6 +238,7 @@ static void cfs_stats_tree(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_int(b, "links", (int64_t)t.links);
 	cfs_json_int(b, "bytes", (int64_t)t.bytes);
 	cfs_json_int(b, "data_bytes", (int64_t)t.data_bytes);
+	cfs_json_int(b, "meta_bytes", (int64_t)t.meta_bytes);
 	json_builder_end_object(b);
 	json_builder_set_member_name(b, "kernel");
 	json_builder_begin_object(b);

@@ -76,6 +76,7 @@ struct cfs_opts {
 	double attr_timeout;
 	bool abslinks_raw; /* kernel mode: readlink returns absolute targets as stored */
 	uint64_t max_data; /* file data the tree may hold (-o max_data) */
+	uint64_t max_meta; /* names, link targets and nodes it may hold (-o max_meta) */
 	const char *spec;  /* NULL: the embedded default tree */
 	const char *mountpoint;
 	const char *ctl_path; /* control socket; NULL: derived from the mountpoint */
@@ -179,7 +180,7 @@ const char *cfs_op_nofault(enum cfs_op op);
 bool cfs_op_keeps(enum cfs_op op);
 
 struct cfs_walk_stats {
-	uint64_t walks, links, eloop, errors, heap_frames, allocs;
+	uint64_t walks, links, eloop, loops, errors, heap_frames, allocs; /* loops: res.cycle */
 	uint32_t max_depth;
 };
 
@@ -212,6 +213,12 @@ struct cfs_daemon {
 	struct cfs_record_stats record_last;
 	char *record_last_file;
 	int reply_errno; /* the errno the request being served was answered with, 0: none */
+	/* The resolver's budget for the request being served (rs_ctx.budget): every walk it
+	 * makes (a listing makes one per link) draws on it, so no request holds the loop for
+	 * more than RS_WALK_BUDGET components. walk_budget points at walk_left, or is NULL
+	 * (each walk its own budget) where no request is served. */
+	uint32_t walk_left;
+	uint32_t *walk_budget;
 };
 
 /* libfuse's operation tables: our loop and libfuse's; its multi-threaded loop's (mt.c),

@@ -24,7 +24,7 @@ enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do
 struct cfs_cmdline {
 	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport;
 	int materialize, keep_ids, record_replace;
-	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data;
+	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data, *max_meta;
 	char *positional[3];
 	int npositional;
 };
@@ -48,6 +48,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
     CFS_OPT("entry_timeout=%s", entry_timeout),
     CFS_OPT("attr_timeout=%s", attr_timeout),
     CFS_OPT("max_data=%s", max_data),
+    CFS_OPT("max_meta=%s", max_meta),
     CFS_OPT("--materialize", materialize),
     CFS_OPT("--keep-ids", keep_ids),
     /* always on (main): accepted, and passed on to libfuse as it is */
@@ -90,6 +91,8 @@ static void cfs_usage(const char *prog)
 	       "                           in the mount (inroot, default) or as stored (raw)\n"
 	       "    -o max_data=SIZE       file data the tree may hold, then ENOSPC: bytes\n"
 	       "                           with K, M, G or T, or N%% of RAM (default 50%%)\n"
+	       "    -o max_meta=SIZE       names, link targets and nodes (128 bytes each)\n"
+	       "                           the tree may hold, then ENOSPC (default: max_data)\n"
 	       "    -o ctl=PATH            control socket path\n"
 	       "    -o record=FILE         one JSON line per request to FILE, for\n"
 	       "                           chainfsctl replay (pollcore loop only); made\n"
@@ -228,6 +231,9 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	    cfs_parse_timeout("attr_timeout", c->attr_timeout, &o->attr_timeout) ||
 	    cfs_parse_size("max_data", c->max_data, &o->max_data))
 		return -EINVAL;
+	o->max_meta = o->max_data; /* a tree as big again in names and nodes, unless told */
+	if (cfs_parse_size("max_meta", c->max_meta, &o->max_meta))
+		return -EINVAL;
 	if (c->record_replace && !c->record) {
 		fprintf(stderr, "chainfs: -o record_replace needs -o record=FILE\n");
 		return -EINVAL;
@@ -245,7 +251,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 
 /* Build the whole tree before mounting: a bad spec mounts nothing. SPEC NULL or "@default"
  * (for mount.fuse3, which always passes a source) is the embedded tree. */
-static struct cfs_tree *cfs_build_tree(const char *spec, uint64_t max_data)
+static struct cfs_tree *cfs_build_tree(const char *spec, uint64_t max_data, uint64_t max_meta)
 {
 	struct cfs_spec_defaults def = {getuid(), getgid(), true, {CFS_DEFAULT_TREE_TIME, 0}};
 	struct cfs_tree *t = cfs_tree_new(NULL);
@@ -256,7 +262,8 @@ static struct cfs_tree *cfs_build_tree(const char *spec, uint64_t max_data)
 		fprintf(stderr, "chainfs: out of memory\n");
 		return NULL;
 	}
-	cfs_tree_set_data_limit(t, max_data); /* the spec's own data counts too */
+	cfs_tree_set_data_limit(t, max_data); /* the spec's own data and names count too */
+	cfs_tree_set_meta_limit(t, max_meta);
 	if (spec && strcmp(spec, "@default") != 0) {
 		def.stamp = false; /* the spec file's own mtime */
 		rc = cfs_spec_load_file(t, spec, &def, &err);
@@ -276,7 +283,7 @@ static int cfs_materialize_main(const struct cfs_cmdline *c)
 {
 	const char *spec = c->npositional == 2 ? c->positional[0] : NULL;
 	const char *dir = c->positional[c->npositional - 1];
-	struct cfs_tree *t = cfs_build_tree(spec, UINT64_MAX);
+	struct cfs_tree *t = cfs_build_tree(spec, UINT64_MAX, UINT64_MAX);
 	char *err = NULL;
 	int rc;
 
@@ -332,7 +339,7 @@ static void cfs_free_cmdline(struct cfs_cmdline *c)
 	char **strs[] = {&c->follow,	&c->abslinks,	   &c->loop,	     &c->ctl,
 			 &c->record,	&c->opens,	   &c->spin,	     &c->max_nest,
 			 &c->max_total, &c->entry_timeout, &c->attr_timeout, &c->max_data,
-			 &c->transport};
+			 &c->max_meta,	&c->transport};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
 	for (int i = 0; i < c->npositional; i++)
@@ -402,11 +409,13 @@ int main(int argc, char *argv[])
 	}
 	d.opts.spec = c.npositional == 2 ? c.positional[0] : NULL;
 	d.opts.mountpoint = fo.mountpoint;
-	d.tree = cfs_build_tree(d.opts.spec, d.opts.max_data);
+	d.tree = cfs_build_tree(d.opts.spec, d.opts.max_data, d.opts.max_meta);
 	if (d.tree) /* every change from now on, for the kernel's caches (coherence.c) */
 		cfs_tree_record(d.tree, &d.changes);
 	if (!d.tree)
 		goto out;
+	d.walk_left = RS_WALK_BUDGET;
+	d.walk_budget = &d.walk_left; /* each request's walks share one budget (ops.c) */
 	rc = cfs_serve(&d, &args, fo.foreground);
 	cfs_tree_free(d.tree);
 out:

@@ -29,9 +29,11 @@ struct cfs_daemon *cfs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+/* Every request starts here (its handler's first call), so its walks start afresh too. */
 void cfs_count(struct cfs_daemon *d, enum cfs_op op)
 {
 	d->ops[op]++;
+	d->walk_left = RS_WALK_BUDGET;
 }
 
 void cfs_reply_err(fuse_req_t req, int neg_errno)
@@ -99,6 +101,7 @@ static void cfs_count_walk(struct cfs_daemon *d, int err, const struct rs_result
 	d->walk.allocs += res->allocs;
 	if (res->max_depth > d->walk.max_depth)
 		d->walk.max_depth = res->max_depth;
+	d->walk.loops += res->cycle != 0;
 	if (err == -ELOOP)
 		d->walk.eloop++;
 	else if (err)
@@ -114,6 +117,7 @@ int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, c
 	    .root = CFS_ROOT,
 	    .limits = d->opts.limits,
 	    .cred = cred,
+	    .budget = d->walk_budget,
 	};
 	uint64_t t0 = cfs_now_ns();
 	int err = rs_resolve(&ctx, start, path, flags, res);
@@ -567,12 +571,14 @@ void cfs_ll_statfs(fuse_req_t req, fuse_ino_t ino)
 
 	cfs_count(d, CFS_OP_statfs);
 	cfs_tree_stats(d->tree, &ts);
-	/* as tmpfs: blocks are data pages, the total is the data limit (-o max_data) */
+	/* as tmpfs: blocks are data pages, the total is the data limit (-o max_data); inodes
+	 * are what the metadata limit (-o max_meta) leaves room for, at a node's cost */
 	sv.f_bsize = sv.f_frsize = 4096;
 	sv.f_blocks = ts.data_limit / 4096;
 	sv.f_bfree = sv.f_bavail =
 	    ts.data_bytes < ts.data_limit ? (ts.data_limit - ts.data_bytes) / 4096 : 0;
-	sv.f_files = ts.nodes;
+	sv.f_ffree = sv.f_favail = cfs_tree_nodes_room(d->tree);
+	sv.f_files = ts.nodes + sv.f_ffree;
 	sv.f_namemax = RS_NAME_MAX;
 	fuse_reply_statfs(req, &sv);
 }

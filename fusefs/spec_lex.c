@@ -118,9 +118,13 @@ int G_GNUC_PRINTF(3, 4) spec_fail_errno(struct spec_ctx *c, int err, const char 
 	return err;
 }
 
-/* ERR (negative) in a message: the loader's callers look for "out of memory". */
+/* ERR (negative) in a message: the loader's callers look for "out of memory". A full tree
+ * names the limits that made it full. */
 const char *spec_strerror(int err)
 {
+	if (err == -ENOSPC)
+		return "no space left: the tree is full (-o max_data bounds file data, -o max_meta "
+		       "names, link targets and nodes)";
 	return err == -ENOMEM ? "out of memory" : strerror(-err);
 }
 

@@ -87,7 +87,8 @@ struct cfs_tree *cfs_tree_new(const struct cfs_alloc *alloc)
 			       .bytes = sizeof(*t),
 			       .next_id = CFS_ROOT,
 			       .last_pat = CFS_NONE,
-			       .data_limit = UINT64_MAX};
+			       .data_limit = UINT64_MAX,
+			       .meta_limit = UINT64_MAX};
 	if (tree_alloc_tables(t) || tree_id_reserve(t)) {
 		tree_release(t);
 		t->free_fn(t);
@@ -265,7 +266,9 @@ void cfs_tree_stats(const struct cfs_tree *t, struct cfs_tree_stats *st)
 				      .links = t->links,
 				      .bytes = t->bytes,
 				      .data_bytes = t->data_bytes,
-				      .data_limit = t->data_limit};
+				      .data_limit = t->data_limit,
+				      .meta_bytes = tree_meta_used(t),
+				      .meta_limit = t->meta_limit};
 }
 
 int cfs_tree_dir_next(const struct cfs_tree *t, uint32_t dir, uint64_t *cookie, const char **name,
@@ -320,6 +323,8 @@ static int node_create(struct cfs_tree *t, uint32_t dir, const char *name, size_
 	bool fresh;
 	int err = tree_check_new_entry(t, dir, name, len);
 
+	if (!err)
+		err = tree_meta_reserve(t, CFS_NODE_COST + len + tlen);
 	if (!err)
 		err = tree_entry_reserve(t, dir, len + tlen, keep, 2, 0, &fresh);
 	if (err)
@@ -492,6 +497,18 @@ int cfs_tree_truncate(struct cfs_tree *t, uint32_t id, uint64_t size)
 void cfs_tree_set_data_limit(struct cfs_tree *t, uint64_t bytes)
 {
 	t->data_limit = bytes;
+}
+
+void cfs_tree_set_meta_limit(struct cfs_tree *t, uint64_t bytes)
+{
+	t->meta_limit = bytes;
+}
+
+uint64_t cfs_tree_nodes_room(const struct cfs_tree *t)
+{
+	uint64_t used = tree_meta_used(t);
+
+	return used < t->meta_limit ? (t->meta_limit - used) / CFS_NODE_COST : 0;
 }
 
 int cfs_tree_file_pattern(const struct cfs_tree *t, uint32_t id, const char **pat, size_t *plen,

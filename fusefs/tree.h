@@ -52,6 +52,8 @@ struct cfs_tree_stats {
 	uint64_t bytes;	     /* memory the tree holds (arrays, arenas, hashes, file data) */
 	uint64_t data_bytes; /* written file data held: small files' buffers and 4 KiB pages */
 	uint64_t data_limit; /* cfs_tree_set_data_limit; UINT64_MAX: none */
+	uint64_t meta_bytes; /* names, link targets, patterns, and a cost per node and name */
+	uint64_t meta_limit; /* cfs_tree_set_meta_limit; UINT64_MAX: none */
 };
 
 /* Optional allocator hooks (tests inject failures); NULL: libc. Set before any use. */
@@ -133,6 +135,14 @@ int cfs_tree_truncate(struct cfs_tree *t, uint32_t id, uint64_t size);
 /* The most written data the tree may hold, in bytes (default: no limit). Data held beyond a
  * lowered limit stays; only new data is refused. */
 void cfs_tree_set_data_limit(struct cfs_tree *t, uint64_t bytes);
+/* The most metadata the tree may hold, in bytes (default: no limit), as tmpfs's nr_inodes
+ * bounds what names and inodes cost: names and link targets (and patterns) count their
+ * bytes, each node 128 and each extra hard-link name 64 more (cfs_tree_stats.meta_bytes).
+ * Creating a node, a link or a name, or renaming to a longer name, that would pass it is
+ * -ENOSPC; removing gives the room back. Metadata held beyond a lowered limit stays. */
+void cfs_tree_set_meta_limit(struct cfs_tree *t, uint64_t bytes);
+/* How many more nodes (with empty names) fit under the metadata limit: statfs's f_ffree. */
+uint64_t cfs_tree_nodes_room(const struct cfs_tree *t);
 /* How file ID stores its bytes, for writing it back (dump, materialize) without reading its
  * holes: its base pattern (*pat, *plen; NULL, 0: none), which shows over [0, *end) where not
  * written; and the next run of written bytes at or after OFF, [*start, *end) within the size

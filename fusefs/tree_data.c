@@ -58,7 +58,10 @@ int tree_pat_acquire(struct cfs_tree *t, const char *pattern, size_t plen, uint3
 			return 0;
 		}
 	}
-	int err = tree_arena_reserve(t, CFS_PAT_HDR + plen, &pattern, 1);
+	int err = tree_meta_reserve(t, CFS_PAT_HDR + plen);
+
+	if (!err)
+		err = tree_arena_reserve(t, CFS_PAT_HDR + plen, &pattern, 1);
 	if (err)
 		return err;
 	uint32_t h[2] = {1, (uint32_t)plen};

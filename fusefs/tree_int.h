@@ -33,6 +33,7 @@
 #include "tree.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -70,6 +71,12 @@ enum {
 	CFS_PAGE = 4096,      /* file data: tmpfs's page, which st_blocks and statfs count */
 	CFS_GROUP_BITS = 6,   /* pages grouped by 64: 8 bytes of table per page when dense */
 	CFS_GROUP = 1 << CFS_GROUP_BITS,
+	/* What the metadata limit (cfs_tree_set_meta_limit) charges, besides the arena's bytes
+	 * (names, link targets, patterns): a node, for its 72 bytes and its share of the hash
+	 * and order tables with their slack; an extra name, for its xname, xhead, hash and
+	 * order slots. Round numbers a little above the real cost, so the limit bounds memory. */
+	CFS_NODE_COST = 128,
+	CFS_XNAME_COST = 64,
 };
 
 /* file content (see "file data" in tree_data.c); zeros needs no memory */
@@ -173,6 +180,8 @@ struct cfs_tree {
 	struct cfs_pages *paged;	     /* paged files; allocated with the first one */
 	uint32_t paged_len, paged_cap, paged_free;
 	uint64_t data_limit; /* data_bytes may not grow past it: ENOSPC */
+	uint64_t meta_limit; /* tree_meta_used may not grow past it: ENOSPC */
+	uint64_t xnames;     /* extra names in use */
 
 	uint32_t *hash; /* entry refs, 0: empty; then hash_cap tags */
 	uint32_t hash_cap, hash_count;
@@ -282,6 +291,24 @@ static inline void pat_set_header(struct cfs_tree *t, uint32_t off, uint32_t ref
 	uint32_t h[2] = {refs, len};
 
 	memcpy(t->arena + off, h, sizeof(h));
+}
+
+/* ---- the metadata limit ---- */
+
+/* What the metadata limit counts: live arena bytes and a cost per node and per extra name.
+ * Holes in the arena are not counted: a rebuild drops them once they outweigh live bytes. */
+static inline uint64_t tree_meta_used(const struct cfs_tree *t)
+{
+	return (uint64_t)(t->arena_len - t->arena_holes) + t->nodes * CFS_NODE_COST +
+	       t->xnames * CFS_XNAME_COST;
+}
+
+/* 0 if MORE bytes of metadata fit under the limit, else -ENOSPC (as a full tmpfs). */
+static inline int tree_meta_reserve(const struct cfs_tree *t, uint64_t more)
+{
+	uint64_t used = tree_meta_used(t);
+
+	return used <= t->meta_limit && more <= t->meta_limit - used ? 0 : -ENOSPC;
 }
 
 /* ---- sizes of the index tables (tree_index.c), which lifetime frees too ---- */

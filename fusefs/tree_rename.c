@@ -214,7 +214,9 @@ int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *nam
 		return -ENOENT; /* as vfs_link: an unlinked file cannot come back */
 	if (n->nlink == UINT32_MAX)
 		return -EMLINK;
-	err = tree_entry_reserve(t, dir, len, &keep, 1, id, &fresh);
+	err = tree_meta_reserve(t, CFS_XNAME_COST + len);
+	if (!err)
+		err = tree_entry_reserve(t, dir, len, &keep, 1, id, &fresh);
 	if (err)
 		return err;
 	int64_t now = now_ns();
@@ -361,8 +363,11 @@ static int rename_move(struct cfs_tree *t, struct cfs_rename *rn)
 	bool same_name =
 	    old_len == rn->newlen && !memcmp(t->arena + entry->name_off, rn->newname, old_len);
 	bool fresh;
-	int err = same_name ? 0 : tree_arena_reserve(t, rn->newlen, &rn->newname, 1);
+	int err =
+	    same_name || rn->newlen <= old_len ? 0 : tree_meta_reserve(t, rn->newlen - old_len);
 
+	if (!err && !same_name)
+		err = tree_arena_reserve(t, rn->newlen, &rn->newname, 1);
 	if (!err)
 		err = tree_order_reserve(t, nd(t, rn->newdir), &fresh);
 	if (err)
@@ -395,7 +400,10 @@ static int rename_replace(struct cfs_tree *t, struct cfs_rename *rn)
 	bool copy_name = last_name && is_held(replaced);
 
 	if (copy_name) {
-		int err = tree_arena_reserve(t, rn->newlen, &rn->newname, 1);
+		/* the victim keeps its name as an orphan: the old entry's bytes go, a copy comes */
+		int err = rn->newlen <= old_len ? 0 : tree_meta_reserve(t, rn->newlen - old_len);
+		if (!err)
+			err = tree_arena_reserve(t, rn->newlen, &rn->newname, 1);
 		if (err)
 			return err;
 	}

@@ -173,6 +173,7 @@ uint32_t tree_xname_take(struct cfs_tree *t, uint32_t child)
 	if (t->x_free)
 		t->x_free = t->x[i].child;
 	t->x[i].child = child;
+	t->xnames++;
 	return CFS_XREF | i;
 }
 
@@ -181,6 +182,7 @@ void tree_xname_put(struct cfs_tree *t, uint32_t r)
 	struct cfs_xname *x = xn(t, r);
 
 	x->e.dir = 0;
+	t->xnames--;
 	x->child = t->x_free;
 	t->x_free = (r & ~CFS_XREF) + 1;
 }

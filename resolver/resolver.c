@@ -18,6 +18,18 @@ struct rs_frame {
 	const char *end;
 };
 
+/*
+ * A walk state taken as a checkpoint for cycle detection (rs_repeats). The frames are not
+ * copied: while no pop goes below the checkpoint's depth (rs_walk.low), frames[0..depth) are
+ * the very ones the checkpoint saw.
+ */
+struct rs_mark {
+	uint64_t cur, below;
+	const char *p, *end;
+	uint32_t depth;
+	bool path_done;
+};
+
 struct rs_walk {
 	const struct rs_ctx *ctx;
 	struct rs_result *res;
@@ -34,6 +46,10 @@ struct rs_walk {
 	uint32_t heap_cap;	      /* frames the heap array holds */
 	struct rs_frame *heap;	      /* frames RS_INLINE_FRAMES and deeper */
 	struct rs_frame inline_frames[RS_INLINE_FRAMES];
+	uint32_t steps, budget; /* components taken, and how many it may take */
+	uint32_t low;		/* lowest depth since the mark was taken */
+	uint32_t lam, power;	/* Brent: links since the mark, and when to move it */
+	struct rs_mark mark;
 };
 
 enum { RS_MOVED = 0, RS_FOLLOW_LINK = 1 };
@@ -97,6 +113,8 @@ static void rs_pop(struct rs_walk *w)
 
 	w->p = f->p;
 	w->end = f->end;
+	if (w->depth < w->low)
+		w->low = w->depth;
 }
 
 /* Nothing follows the component just taken, in this body or any body it is nested in. */
@@ -202,6 +220,35 @@ static int rs_step(struct rs_walk *w, const char *name, size_t len, bool final)
 	return RS_MOVED;
 }
 
+/*
+ * Cycle detection, called each time a link's body has become the thing to walk. The state
+ * (directory, rest of the body, the frames below it, path_done, below) then fully decides
+ * the rest of the walk, since the tree does not change during a walk; the same state twice
+ * means the walk can never end. Brent's method: compare with a mark, and move the mark to
+ * the current state after 1, 2, 4, ... links, which finds a cycle of n links entered after
+ * m within about 2m + 3n links. The comparison is exact, so no walk is ever called a loop wrongly:
+ * the frames below the mark's depth are known equal when no pop went below it (w->low), and
+ * once a pop did, the mark can never match again and moves here. Every cycle has a state at
+ * its lowest depth (the body at that depth can only restart through a link in tail position,
+ * or the walk would move on), so the mark lands on one and stays there.
+ */
+static bool rs_repeats(struct rs_walk *w)
+{
+	struct rs_mark *m = &w->mark;
+
+	if (w->low == m->depth && w->depth == m->depth && w->p == m->p && w->end == m->end &&
+	    w->cur == m->cur && w->below == m->below && w->path_done == m->path_done)
+		return true;
+	if (++w->lam < w->power && w->low >= m->depth)
+		return false;
+	if (w->lam >= w->power)
+		w->power *= 2;
+	w->lam = 0;
+	w->low = w->depth;
+	*m = (struct rs_mark){w->cur, w->below, w->p, w->end, w->depth, w->path_done};
+	return false;
+}
+
 /* Make the body of w->link the next thing to walk, from the link's directory. */
 static int rs_follow(struct rs_walk *w, const char *name, size_t len)
 {
@@ -231,7 +278,13 @@ static int rs_follow(struct rs_walk *w, const char *name, size_t len)
 			return err;
 	}
 	rs_trace(w, RS_STEP_LINK, name, len, w->link, body, blen);
-	return *body == '/' ? rs_jump_root(w) : 0;
+	if (*body == '/' && (err = rs_jump_root(w)))
+		return err;
+	if (rs_repeats(w)) {
+		w->res->cycle = 1;
+		return -ELOOP;
+	}
+	return 0;
 }
 
 static int rs_walk(struct rs_walk *w)
@@ -242,6 +295,8 @@ static int rs_walk(struct rs_walk *w)
 	while (rs_next(w, &name, &len)) {
 		bool final = rs_is_final(w);
 
+		if (++w->steps > w->budget)
+			return -ELOOP;
 		if (final && w->slash)
 			w->must_dir = true;
 		if (final && w->depth == 0 && (w->flags & RS_PARENT)) {
@@ -281,6 +336,10 @@ int rs_resolve(const struct rs_ctx *ctx, uint64_t start, const char *path, unsig
 	    .max_nest = ctx->limits.max_nest < RS_LIMIT_MAX ? ctx->limits.max_nest : RS_LIMIT_MAX,
 	    .max_total =
 		ctx->limits.max_total < RS_LIMIT_MAX ? ctx->limits.max_total : RS_LIMIT_MAX,
+	    .budget = ctx->budget && *ctx->budget < RS_WALK_BUDGET ? *ctx->budget : RS_WALK_BUDGET,
+	    .low = UINT32_MAX,
+	    .power = 1,
+	    .mark = {.depth = UINT32_MAX},
 	};
 	int err;
 
@@ -297,6 +356,8 @@ int rs_resolve(const struct rs_ctx *ctx, uint64_t start, const char *path, unsig
 	}
 	err = rs_walk(&w);
 	res->node = w.cur;
+	if (ctx->budget) /* the step past the budget was never taken */
+		*ctx->budget -= w.steps < w.budget ? w.steps : w.budget;
 out:
 	if (w.heap)
 		(ctx->free_fn ? ctx->free_fn : free)(w.heap);

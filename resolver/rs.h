@@ -29,6 +29,14 @@ enum {
 	RS_CLASSIC_NEST = 5,	   /* the 2002 kernel's recursion limit (current->link_count) */
 	RS_CLASSIC_TOTAL = 40,	   /* the 2002 kernel's total_link_count limit */
 	RS_LIMIT_MAX = 1000000000, /* larger max_nest / max_total values count as this */
+	/* Components taken in one walk, whatever the limits: past it the walk ends with ELOOP.
+	 * A loop is caught as soon as it repeats (see rs_resolve), but a walk that never
+	 * repeats (a nesting that deepens on every turn, with raised limits) would run up to
+	 * max_total links of up to 2047 components each and hold its caller, the daemon's one
+	 * request loop, for minutes and its frames for gigabytes; 2^21 components is about 1 s
+	 * of the daemon's time and at most 32 MiB of frames, and lets a chain of a million links
+	 * (one component each) through. */
+	RS_WALK_BUDGET = 1 << 21,
 };
 
 enum rs_kind { RS_DIR = 1, RS_FILE, RS_LINK, RS_OTHER };
@@ -105,6 +113,10 @@ struct rs_ctx {
 	const struct rs_cred *cred; /* passed to may_search; may be NULL */
 	rs_trace_fn trace;	    /* optional */
 	void *trace_data;
+	/* Optional: components left to the walks that share it (a daemon's request, which may
+	 * walk once per entry it lists). A walk may take at most this many, and RS_WALK_BUDGET,
+	 * and subtracts what it took; past it, ELOOP. NULL: RS_WALK_BUDGET for this walk. */
+	uint32_t *budget;
 	/* Optional allocator for spilled frames (tests inject failures). NULL: realloc/free. */
 	void *(*realloc_fn)(void *ptr, size_t size);
 	void (*free_fn)(void *ptr);
@@ -120,6 +132,7 @@ struct rs_result {
 	uint32_t max_depth;   /* deepest nesting reached */
 	uint32_t heap_frames; /* frames that had to live on the heap at the deepest point */
 	uint32_t allocs;      /* heap allocations made by this walk */
+	int cycle;	      /* ELOOP because the walk came back to a state it had been in */
 };
 
 /*
@@ -127,6 +140,15 @@ struct rs_result {
  * (absolute). Returns 0 and fills *res, or a negative errno: -ENOENT, -ENOTDIR, -ELOOP,
  * -ENAMETOOLONG, -EACCES, -EXDEV, -ENOMEM, or an errno passed up from the callbacks.
  * The counters in *res are filled on failure too.
+ *
+ * -ELOOP comes from the limits (max_nest, max_total), from RS_WALK_BUDGET, or as soon as
+ * the walk is certain to loop: when, following a link, it reaches a state it was in before
+ * (the same directory, the same rest of the same body and the same pending bodies below it),
+ * found within about 2m + 3n links for a loop of n links entered after m (res->cycle is
+ * then set, and res->links counts the links followed until then, fewer than a walk to the
+ * limit would). The same link with a different rest to walk is not a loop. Any walk that ends
+ * otherwise ends exactly as it would without the check; the check costs a few compares per link and
+ * no memory.
  */
 int rs_resolve(const struct rs_ctx *ctx, uint64_t start, const char *path, unsigned flags,
 	       struct rs_result *res);

@@ -2,7 +2,8 @@
 # rtree (random trees, materialized) is reusable by daemon tests, hence in TEST_SUPPORT_OBJS.
 TEST_SUPPORT_OBJS := $(BUILD)/tests/memtree.o $(BUILD)/tests/rtree.o
 RS_TEST_OBJS := $(BUILD)/tests/refresolve.o $(BUILD)/tests/alloc_count.o
-RS_SUITES := $(addprefix $(BUILD)/,test_resolver_edge test_resolver_diff test_resolver_deep)
+RS_SUITES := $(addprefix $(BUILD)/,test_resolver_edge test_resolver_diff test_resolver_deep \
+	test_resolver_loops)
 UNIT_TESTS += $(RS_SUITES)
 
 $(BUILD)/tests/test_resolver%.o: CFLAGS += $(CFLAGS_CHECK)

@@ -1604,6 +1604,111 @@ START_TEST(test_data_limit_cuts_a_write_short_then_enospc)
 }
 END_TEST
 
+/* ---- the metadata limit ---- */
+
+enum { META_TARGET = 4000 };
+
+static char *long_target(void)
+{
+	static char target[META_TARGET + 1];
+
+	memset(target, 't', META_TARGET);
+	return target;
+}
+
+/* Links with 4000-byte targets until ENOSPC: as many as the limit has room for, each
+ * counted at its target, its name and a node's cost; removing one gives its room back. */
+START_TEST(test_meta_limit_stops_links_then_removal_frees_it)
+{
+	const char *target = long_target();
+	uint64_t base = stats_of(T).meta_bytes, each = 128 + META_TARGET + 4;
+	char name[16];
+	uint32_t id;
+	int n = 0, err;
+
+	cfs_tree_set_meta_limit(T, base + 10 * each + each / 2);
+	ck_assert_uint_eq(stats_of(T).meta_limit, base + 10 * each + each / 2);
+	for (;;) {
+		snprintf(name, sizeof(name), "l%03d", n);
+		err = cfs_tree_symlink(T, CFS_ROOT, name, 4, target, META_TARGET, &A, &id);
+		if (err)
+			break;
+		n++;
+	}
+	ck_assert_int_eq(err, -ENOSPC);
+	ck_assert_int_eq(n, 10);
+	ck_assert_uint_eq(stats_of(T).meta_bytes, base + 10 * each);
+	ck_assert_uint_eq(stats_of(T).links, 10);
+	ck_assert_int_eq(rm(T, CFS_ROOT, "l003"), 0);
+	ck_assert_int_eq(cfs_tree_symlink(T, CFS_ROOT, "new!", 4, target, META_TARGET, &A, &id), 0);
+	ck_assert_int_eq(cfs_tree_symlink(T, CFS_ROOT, "more", 4, "x", 1, &A, &id), 0);
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "l%03d", i);
+		rm(T, CFS_ROOT, name);
+	}
+	ck_assert_int_eq(rm(T, CFS_ROOT, "new!"), 0);
+	ck_assert_int_eq(rm(T, CFS_ROOT, "more"), 0);
+	ck_assert_uint_eq(stats_of(T).meta_bytes, base); /* every byte came back */
+}
+END_TEST
+
+/* Directories with 255-byte names and nodes of every kind count the same way. */
+START_TEST(test_meta_limit_stops_mkdir_and_long_names)
+{
+	char name[RS_NAME_MAX + 1];
+	uint64_t base = stats_of(T).meta_bytes, each = 128 + RS_NAME_MAX;
+	uint32_t id;
+	int n = 0, err;
+
+	memset(name, 'n', RS_NAME_MAX);
+	name[RS_NAME_MAX] = '\0';
+	cfs_tree_set_meta_limit(T, base + 3 * each);
+	for (;; n++) {
+		name[0] = (char)('a' + n);
+		if ((err = cfs_tree_mkdir(T, CFS_ROOT, name, RS_NAME_MAX, &A, &id)))
+			break;
+	}
+	ck_assert_int_eq(err, -ENOSPC);
+	ck_assert_int_eq(n, 3);
+	ck_assert_int_eq(cfs_tree_mkfile(T, CFS_ROOT, "f", 1, &AF, &id), -ENOSPC);
+	ck_assert_int_eq(cfs_tree_mknod(T, CFS_ROOT, "p", 1, S_IFIFO, 0, &AF, &id), -ENOSPC);
+	name[0] = 'a';
+	ck_assert_int_eq(cfs_tree_rmdir(T, CFS_ROOT, name, RS_NAME_MAX), 0);
+	ck_assert_uint_eq(stats_of(T).meta_bytes, base + 2 * each);
+	ck_assert_uint_eq(cfs_tree_nodes_room(T), each / 128);
+	ck_assert_int_eq(cfs_tree_mkfile(T, CFS_ROOT, "f", 1, &AF, &id), 0);
+}
+END_TEST
+
+/* A hard link's name, a rename to a longer name and a pattern count too; a rename to a
+ * shorter name always fits; a refused call leaves the tree as it was. */
+START_TEST(test_meta_limit_counts_names_renames_and_patterns)
+{
+	uint32_t f = mkf(T, CFS_ROOT, "f");
+	uint64_t used = stats_of(T).meta_bytes;
+
+	cfs_tree_set_meta_limit(T, used + 64 + 2);
+	ck_assert_int_eq(lk(T, f, CFS_ROOT, "abc"), -ENOSPC); /* 64 + 3 */
+	ck_assert_int_eq(lk(T, f, CFS_ROOT, "ab"), 0);	      /* 64 + 2 */
+	ck_assert_uint_eq(stats_of(T).meta_bytes, used + 66);
+	char *before = dump(T, NULL, 0);
+	ck_assert_int_eq(mv(T, CFS_ROOT, "f", CFS_ROOT, "longer", 0), -ENOSPC);
+	ck_assert_int_eq(cfs_tree_set_pattern(T, f, "xyz", 3, 100), -ENOSPC);
+	char *after = dump(T, NULL, 0);
+	ck_assert_str_eq(before, after);
+	free(before);
+	free(after);
+	ck_assert_int_eq(mv(T, CFS_ROOT, "ab", CFS_ROOT, "a", 0), 0);
+	ck_assert_int_eq(mv(T, CFS_ROOT, "a", CFS_ROOT, "b", 0), 0);
+	ck_assert_int_eq(rm(T, CFS_ROOT, "b"), 0);
+	ck_assert_uint_eq(stats_of(T).meta_bytes, used);
+	cfs_tree_set_meta_limit(T, used + 10);
+	ck_assert_int_eq(cfs_tree_set_pattern(T, f, "xyz", 3, 100), -ENOSPC); /* 8 + 3 */
+	cfs_tree_set_meta_limit(T, used + 11);
+	ck_assert_int_eq(cfs_tree_set_pattern(T, f, "xyz", 3, 100), 0);
+}
+END_TEST
+
 START_TEST(test_enospc_leaves_the_tree_as_it_was)
 {
 	uint32_t p = mkf(T, CFS_ROOT, "p"), b = mkf(T, CFS_ROOT, "b"), w = mkf(T, CFS_ROOT, "w");
@@ -2555,6 +2660,9 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_small_file_holds_its_bytes_not_a_page);
 	tcase_add_test(tc, test_data_limit_cuts_a_write_short_then_enospc);
 	tcase_add_test(tc, test_enospc_leaves_the_tree_as_it_was);
+	tcase_add_test(tc, test_meta_limit_stops_links_then_removal_frees_it);
+	tcase_add_test(tc, test_meta_limit_stops_mkdir_and_long_names);
+	tcase_add_test(tc, test_meta_limit_counts_names_renames_and_patterns);
 	tcase_add_test(tc, test_layout_reports_pattern_and_written_runs);
 	tcase_add_test(tc, test_random_writes_and_truncates_match_a_flat_model);
 	tcase_add_test(tc, test_truncate_shrinks_and_grows_with_zeros);
