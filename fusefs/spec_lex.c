@@ -70,7 +70,19 @@ void spec_quote(GString *out, const char *s, size_t len)
  * messages must not abort a load that can still fail with ENOMEM. Show it with spec_q(). */
 char *spec_quoted(const char *s, size_t len)
 {
-	char *q = len < (SIZE_MAX - 3) / 4 ? malloc(4 * len + 3) : NULL;
+	enum { SHOWN = 96 }; /* a generator's path may run to megabytes: its two ends say enough */
+	if (len > 2 * SHOWN + 5) {
+		char *head = spec_quoted(s, SHOWN), *tail = spec_quoted(s + len - SHOWN, SHOWN);
+		size_t size = head && tail ? strlen(head) + strlen(tail) + 48 : 0;
+		char *q = size ? malloc(size) : NULL;
+
+		if (q)
+			snprintf(q, size, "%s[...%zu bytes...]%s", head, len - 2 * SHOWN, tail);
+		free(head);
+		free(tail);
+		return q;
+	}
+	char *q = malloc(4 * len + 3);
 
 	if (q)
 		q[spec_quote_into(q, s, len)] = '\0';

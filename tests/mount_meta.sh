@@ -109,4 +109,13 @@ M2=$T/m2
 check "-o max_meta=4M lets it in" mount_cfs "$M2" -o max_data=1M,max_meta=4M "$T/big.spec"
 check "... all of it" test -L "$M2/l399"
 unmount_cfs "$M2"
+
+# A generator past it: the message names the options, and the path at fault (40 KB deep) by
+# its two ends only
+printf 'deep /d 100000\n' >"$T/deep.spec"
+out=$("$CHAINFS" -f -o max_data=1M "$T/deep.spec" "$T/nomount" 2>&1)
+check "a deep line past max_meta exits 2" test $? -eq 2
+check "... naming max_meta" has "$out" "max_meta"
+check "... in a message of one short line ($(printf %s "$out" | wc -c) bytes)" \
+	test "$(printf %s "$out" | wc -c)" -lt 600
 finish
