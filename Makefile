@@ -30,7 +30,6 @@ BINS :=          # installed programs
 TEST_BINS :=     # built with them, for the tests only (never installed)
 UNIT_TESTS :=    # Check suites, run by check-unit (and under sanitizers by check-asan)
 SHELL_TESTS :=   # integration scripts, run by check-integration
-URING_TESTS :=   # of those, the ones check-uring runs again over FUSE over io_uring
 BENCHES :=       # bench programs built by `make bench`
 
 .PHONY: all deps format format-check check check-run check-unit check-asan check-integration check-uring bench demo \
@@ -57,8 +56,9 @@ deps:
 	sh tools/deps.sh check
 
 # The whole suite, through tools/check.sh: the plain build and its Check suites, the same
-# under AddressSanitizer + UBSan, the mount scripts, each fuzz target for a minute, and a
-# seconds-long smoke run of the benchmarks (12 to 20 minutes on 2 CPUs). One line per suite,
+# under AddressSanitizer + UBSan, the mount scripts over /dev/fuse and again over the ring,
+# each fuzz target for a minute, and a seconds-long smoke run of the benchmarks (about 15
+# minutes on 2 CPUs: suites run side by side, CHECK_JOBS at a time). One line per suite,
 # the output in $(BUILD)/check/*.log, and last the total "N passed, N failed"; every suite
 # runs even after a failure, and any failure makes the exit status non-zero.
 ASAN_OPT := -O1 -g -fno-omit-frame-pointer
@@ -66,10 +66,10 @@ ASAN_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_VARS = BUILD=build-asan OPT="$(ASAN_OPT)" SAN="$(ASAN_SAN)"
 UNIT_SCRIPTS := tests/check_summary.sh
 CHECK = MAKE="$(MAKE)" BUILD="$(BUILD)" UNIT_TESTS="$(UNIT_TESTS)" \
-	UNIT_SCRIPTS="$(UNIT_SCRIPTS)" SHELL_TESTS="$(SHELL_TESTS)" URING_TESTS="$(URING_TESTS)" \
+	UNIT_SCRIPTS="$(UNIT_SCRIPTS)" SHELL_TESTS="$(SHELL_TESTS)" FUZZ_TARGETS="$(FUZZ_TARGETS)" \
 	ASAN_UNIT_TESTS="$(patsubst $(BUILD)/%,build-asan/%,$(UNIT_TESTS))" \
 	ASAN_OPT="$(ASAN_OPT)" ASAN_SAN="$(ASAN_SAN)" BENCH_SCRIPTS="$(BENCH_SCRIPTS)" \
-	V="$(V)" sh tools/check.sh
+	V="$(V)" bash tools/check.sh
 check: deps
 	$(CHECK) unit asan integration uring fuzz bench
 

@@ -99,39 +99,9 @@ SHELL_TESTS += tests/mount_uring.sh
 SHELL_TESTS += tests/mount_uring_fallback.sh
 SHELL_TESTS += tests/mount_safe.sh
 SHELL_TESTS += tests/materialize_safe.sh
-# the mount suites check-uring runs again over the ring (CHAINFS_TRANSPORT=uring), one a line:
-# every script that mounts through mount_cfs, i.e. all but the spin's own (mount_spin_quota),
-# the transports' (mount_uring*), those that mount nothing (spec_errors) or mount through
-# their own tool (sweep), and the demo's (demo_output)
-URING_TESTS += tests/mount_kernel.sh
-URING_TESTS += tests/mount_fsops.sh
-URING_TESTS += tests/mount_types.sh
-URING_TESTS += tests/mount_cache.sh
-URING_TESTS += tests/mount_inval.sh
-URING_TESTS += tests/mount_latency.sh
-URING_TESTS += tests/mount_perms.sh
-URING_TESTS += tests/conformance.sh
-URING_TESTS += tests/mount_lines.sh
-URING_TESTS += tests/crash.sh
-URING_TESTS += tests/record.sh
-URING_TESTS += tests/replay_escape.sh
-URING_TESTS += tests/mount_faults.sh
-URING_TESTS += tests/mount_broken.sh
-URING_TESTS += tests/mount_loops.sh
-URING_TESTS += tests/mount_meta.sh
-URING_TESTS += tests/mount_diff.sh
-URING_TESTS += tests/mount_escape.sh
-URING_TESTS += tests/mount_lifecycle.sh
-URING_TESTS += tests/mount_modes.sh
-URING_TESTS += tests/mount_sparse.sh
-URING_TESTS += tests/control.sh
-URING_TESTS += tests/control_dump.sh
-URING_TESTS += tests/coherence.sh
-URING_TESTS += tests/mount_server_coherence.sh
-URING_TESTS += tests/fuse_mount.sh
-URING_TESTS += tests/stress.sh
-URING_TESTS += tests/cli.sh
-URING_TESTS += tests/mount_safe.sh
+# check-uring runs them all again over the ring (CHAINFS_TRANSPORT=uring) but for those
+# whose script says "# check: once: why"; "# check: alone: why" keeps a script from running
+# beside another (tools/check.sh)
 
 # make stress: the long run of the kernel cache coherence property (STRESS_STEPS random
 # changes, each checked against a fresh mount of the daemon's dump; CHAINFS_SEED replays)

@@ -93,7 +93,7 @@ mk_suite bad 1 "66%: Checks: 3, Failures: 1, Errors: 0"
 mk_suite good2 0 "100%: Checks: 4, Failures: 0, Errors: 0"
 run_check() { # UNIT_TESTS
 	(cd "$ROOT" && MAKE=true BUILD="$T/build" UNIT_TESTS="$1" UNIT_SCRIPTS= V= \
-		sh tools/check.sh unit)
+		bash tools/check.sh unit)
 }
 out=$(run_check "$T/good1 $T/good2")
 st=$?
@@ -109,6 +109,52 @@ expect_eq "runner: the failed suite's line names its log" "1" \
 expect_eq "runner: the suite's output is in its log, not on the terminal" \
 	"66%: Checks: 3, Failures: 1, Errors: 0|0" \
 	"$(cat "$T/build/check/unit-bad.log")|$(printf '%s\n' "$out" | grep -c '^66%')"
+
+# --- side by side, alone, once ----------------------------------------------------------------
+# Made-up mount scripts, each writing when it ran ("NAME START END", ns) to $T/spans. Two plain
+# ones meet (each waits, with a timeout, for the other's start file): they only pass when run
+# side by side. The "alone" ones must overlap nothing; the "once" one is left out over the ring.
+S=$T/scripts
+mkdir -p "$S"
+mk_script() { # NAME MARK PEER: a script that ran, waiting for PEER's start if PEER is set
+	{
+		echo "$2"
+		echo "s=\$(date +%s%N); : >$T/started.$1"
+		echo "echo \"\$(cat \"\$CHECK_URING_PARAM\" 2>/dev/null)\" >$T/param.$1"
+		if [ -n "$3" ]; then
+			echo "i=0; while [ ! -e $T/started.$3 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done"
+			echo "[ -e $T/started.$3 ] || { echo '$1: no $3 beside it'; echo '$1: 0 passed, 1 failed'; exit 1; }"
+		fi
+		echo "echo \"$1 \$s \$(date +%s%N)\" >>$T/spans"
+		echo "echo '$1: 1 passed, 0 failed'"
+	} >"$S/$1.sh"
+}
+mk_script x "" y
+mk_script y "" x
+mk_script a1 "# check: alone: made up" ""
+mk_script a2 "# check: alone: made up" ""
+mk_script o "# check: once: made up" ""
+echo N >"$T/param"
+run_stage() { # STAGE
+	(cd "$ROOT" && MAKE=true BUILD="$T/build2" SHELL_TESTS="$S/a1.sh $S/x.sh $S/a2.sh $S/y.sh $S/o.sh" \
+		CHECK_URING_PARAM="$T/param" V= bash tools/check.sh "$1")
+}
+out=$(run_stage integration)
+expect_eq "side by side: all pass" "5 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
+# overlaps ALONE: how many spans overlap the span of ALONE
+overlaps() {
+	awk -v n="$1" '{ s[$1] = $2; e[$1] = $3 } END { c = 0
+		for (k in s) if (k != n && s[k] < e[n] && s[n] < e[k]) c++
+		print c }' "$T/spans"
+}
+expect_eq "alone: a1 beside nothing" 0 "$(overlaps a1)"
+expect_eq "alone: a2 beside nothing" 0 "$(overlaps a2)"
+rm -f "$T/spans" "$T"/started.*
+out=$(run_stage uring)
+expect_eq "uring: all but the once one" "4 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
+expect_eq "uring: the once one did not run" 0 "$(grep -c '^o ' "$T/spans")"
+expect_eq "uring: the module parameter is on for the stage" "Y" "$(cat "$T/param.x")"
+expect_eq "uring: and put back after" "N" "$(cat "$T/param")"
 
 echo "check_summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -2,6 +2,7 @@
 # `make demo` read by a newcomer through a pipe: every command it shows can be retyped (no
 # unexpanded $VARIABLE, chainfsctl named by a path that exists), no escape codes off a
 # terminal, the explanations it promises, and its mount gone when it says it unmounted.
+# check: once: make demo mounts as a newcomer would, over /dev/fuse
 . "$(dirname "$0")/lib.sh"
 
 out=$T/demo.out

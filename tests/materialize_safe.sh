@@ -5,6 +5,7 @@
 # the copy has no link out of itself; device nodes keep their mode only with --keep-ids.
 # All on a tmpfs of its own (a hard link cannot cross filesystems; 100,000 files go fast).
 # MAT_ROUNDS (20) and MAT_RACE_S (20) bound the race.
+# check: once: it mounts nothing
 . "$(dirname "$0")/lib.sh"
 
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"

@@ -5,6 +5,7 @@
 # reads and writes and dropped writes behave as stated; every hit is logged with its draw, and
 # a seed replays the same hits. The daemon runs the ASan build, in kernel mode (the kernel
 # caches link bodies) with -o opens=answer (reads and writes can bypass the page cache).
+# check: alone: it times a request that waits behind held ones
 . "$(dirname "$0")/lib.sh"
 
 ASAN_BIN=$ROOT/build-asan/chainfs

@@ -2,6 +2,7 @@
 # How a mount begins and ends: signals, external unmount, a killed daemon, a busy mountpoint,
 # bad options, fstab through mount.fuse3, and a leak-checked run whose lookup counts all
 # return to zero.
+# check: alone: it drops the kernel's caches (drop_caches), which others count on
 . "$(dirname "$0")/lib.sh"
 
 M=$T/mnt

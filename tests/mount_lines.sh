@@ -4,6 +4,7 @@
 # with spaces) show in listings the kernel already holds, an appended file shows its new
 # size and bytes, and a mode switch from kernel to collapse mode lets a 100,000-link chain
 # resolve at once although the kernel had followed (and kept the bodies of) its first links.
+# check: alone: it drops the kernel's caches (drop_caches), which others count on
 . "$(dirname "$0")/lib.sh"
 
 M=$T/mnt

@@ -2,6 +2,8 @@
 # The spin counts a cgroup CPU quota: a daemon started in a cgroup v1 cpu group held to half a
 # CPU says `spin_cpus 1` (not the machine's CPUs), and sees a raised quota within a second or
 # so. Root and a writable /sys/fs/cgroup/cpu, else skipped.
+# check: once: the spin is the same code whatever the transport
+# check: alone: it measures a daemon's CPU under a cgroup quota
 . "$(dirname "$0")/lib.sh"
 
 CPU=/sys/fs/cgroup/cpu

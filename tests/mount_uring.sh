@@ -3,6 +3,7 @@
 # possible CPU; a walk, listings, reads, a 1000-link chain followed by the daemon, writes and
 # renames answer exactly as over /dev/fuse; a daemon killed with SIGKILL in the middle of a
 # walk leaves a mount that fuse-mount.sh clears and a new ring mount that works.
+# check: once: it picks its transports itself
 . "$(dirname "$0")/lib.sh"
 
 if [ ! -e "$URING_PARAM" ]; then

@@ -3,6 +3,8 @@
 # enable_uring module parameter is off; -o transport=uring then mounts nothing and says why
 # (a clear error rather than a silent /dev/fuse mount: who asks for the ring wants to know).
 # The parameter is put back as it was by lib.sh's cleanup, even on failure.
+# check: once: it picks its transports itself
+# check: alone: it turns the enable_uring module parameter off
 . "$(dirname "$0")/lib.sh"
 
 if [ ! -e "$URING_PARAM" ]; then

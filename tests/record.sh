@@ -7,6 +7,7 @@
 # fs.protected_symlinks=0), and replaced only when asked; a ring too small for any line counts
 # every one dropped; --run --stats-out. The recording daemon runs the ASan build: its writer
 # thread must be joined and the file flushed on stop and on unmount, with no leak.
+# check: alone: it turns fs.protected_symlinks off
 . "$(dirname "$0")/lib.sh"
 
 ASAN_BIN=$ROOT/build-asan/chainfs

@@ -1,6 +1,7 @@
 #!/bin/sh
 # A bad spec mounts nothing: chainfs prints FILE:LINE: what, exits with status 2, and the
 # mountpoint stays an empty directory. Each case: the spec text, and the line at fault.
+# check: once: a bad spec mounts nothing, over any transport
 . "$(dirname "$0")/lib.sh"
 
 M=$T/mnt

@@ -2,6 +2,7 @@
 # chainfs-sweep on a small matrix: one row per cell, a number of ns per link in every row,
 # the kernel's ELOOP past 40 links in kernel mode and on the copy, chainfs's own answer in the
 # other modes, requests counted for cold walks, parameters in the header, and a plot.
+# check: once: chainfs-sweep mounts through its own options
 . "$(dirname "$0")/lib.sh"
 
 SWEEP=$BUILD/chainfs-sweep

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # tools/check.sh STAGE...: what `make check` and its check-* targets run. Each suite's output
 # goes to its own log under $BUILD/check/; the terminal gets one line per suite (its counts
 # and seconds; on failure the log's name and its first failure lines) and, as the very last
@@ -13,13 +13,19 @@
 #   unit         build (plain), the Check suites (UNIT_TESTS), the script tests (UNIT_SCRIPTS)
 #   asan         build under AddressSanitizer + UBSan (build-asan/), the Check suites again
 #   integration  the mount scripts (SHELL_TESTS) against $BUILD
-#   uring        the mount scripts in URING_TESTS again, over FUSE over io_uring
-#                (CHAINFS_TRANSPORT=uring; each script skips, saying why, on a kernel without it)
-#   fuzz         each libFuzzer target for 60 s (make check-fuzz)
+#   uring        the same scripts again over FUSE over io_uring (CHAINFS_TRANSPORT=uring),
+#                but for those that say "# check: once" (each script skips, saying why, on
+#                a kernel without the ring)
+#   fuzz         each libFuzzer target (FUZZ_TARGETS) for 60 s
 #   bench        the benchmarks' smoke run (BENCH_QUICK=1): each script passes if it runs
 #                to its end; its numbers are not meaningful and stay in files
+# Within a stage, suites run side by side, CHECK_JOBS at a time (default 2; 3 for the mount
+# stages, whose suites mostly wait on the kernel and on their daemons): each uses its own
+# temp dir and mountpoints. A script that changes what others see (a sysctl, a module
+# parameter, the kernel's caches) or that measures time says "# check: alone: WHY" and runs
+# with nothing beside it. A line a suite, in the order they end.
 # The Makefile passes MAKE, BUILD and the lists in the environment. V=1 also streams each
-# suite's output to the terminal.
+# suite's output to the terminal, one suite at a time.
 set -u
 cd "$(dirname "$0")/.."
 MAKE=${MAKE:-make}
@@ -28,10 +34,17 @@ LOGS=$BUILD/check
 LIST=$LOGS/suites
 mkdir -p "$LOGS"
 : >"$LIST"
+# side by side, each suite is a job of its own (its own process group), so a signal can end it
+set -m
 
-stop= # INT or TERM once signalled: the running suite ends (it got the signal too), no more start
-trap 'stop=INT' INT
-trap 'stop=TERM' TERM
+stop= # INT or TERM once signalled: the running suites are ended, no more start
+on_signal() {
+	stop=$1
+	local j
+	for j in $(jobs -p); do kill -TERM -- "-$j" 2>/dev/null; done
+}
+trap 'on_signal INT' INT
+trap 'on_signal TERM' TERM
 
 # show_failure LOG: the first lines of LOG that say what failed: the suites' own failure
 # lines (tests/lib.sh's FAIL:, Check's :F: and :E:, the fuzz runner's, a sanitizer's), else
@@ -44,16 +57,16 @@ show_failure() {
 	} | head -n 5 | cut -c1-160 | sed 's/^/    /'
 }
 
-# suite NAME COMMAND...: run COMMAND with its output in NAME's log, and count it
+# suite NAME COMMAND...: run COMMAND with its output in NAME's log, and count it. Its line
+# goes out in one write, so that suites ending together do not mix their lines.
 suite() {
-	name=$1
+	local name=$1 log st start secs c p f line
 	shift
 	[ -z "$stop" ] || return 0
 	log=$LOGS/$(printf '%s' "$name" | tr / -).log
-	printf '%-28s ' "$name"
 	start=$(date +%s)
 	if [ "${V:-}" = 1 ]; then
-		echo
+		printf '%-28s\n' "$name"
 		{
 			"$@" </dev/null 2>&1
 			echo $? >"$log.status"
@@ -69,56 +82,119 @@ suite() {
 	c=$(sh tools/check-summary.sh count "$log" "$st")
 	p=${c% *}
 	f=${c#* }
-	[ "${V:-}" = 1 ] && printf '%-28s ' "$name"
 	if [ "$f" -eq 0 ]; then
-		echo "ok    $p passed, $f failed  ${secs} s"
+		line=$(printf '%-28s ok    %s passed, %s failed  %s s' "$name" "$p" "$f" "$secs")
 	else
-		echo "FAIL  $p passed, $f failed  ${secs} s, exit status $st, log $log"
-		show_failure "$log"
+		line=$(printf '%-28s FAIL  %s passed, %s failed  %s s, exit status %s, log %s\n%s' \
+			"$name" "$p" "$f" "$secs" "$st" "$log" "$(show_failure "$log")")
 	fi
+	printf '%s\n' "$line"
 }
 
+# one NAME COMMAND...: a suite with nothing beside it, as a job of its own all the same (so
+# that INT from the terminal reaches this script, which ends the job)
+one() {
+	suite "$@" &
+	wait $!
+	wait # once more should a signal have cut the first short
+}
+
+# pool JOBS: the suites queued by queue since the last pool run, JOBS at a time; those
+# marked alone after the others, one at a time. V=1 runs everything one at a time.
+QUEUE=()
+queue() { # ALONE NAME COMMAND... (ALONE: 1 or 0; the command's words joined by tabs)
+	local IFS=$'\t'
+	QUEUE+=("$*")
+}
+pool() {
+	local jobs=$1 item alone words
+	[ "${V:-}" != 1 ] || jobs=1
+	for alone in 0 1; do
+		[ "$alone" = 0 ] || wait
+		for item in "${QUEUE[@]}"; do
+			[ "${item%%$'\t'*}" = "$alone" ] || continue
+			[ -z "$stop" ] || break
+			while [ "$(jobs -rp | wc -l)" -ge "$jobs" ] || { [ "$alone" = 1 ] && [ -n "$(jobs -rp)" ]; }; do
+				wait -n
+			done
+			IFS=$'\t' read -r -a words <<<"${item#*$'\t'}"
+			suite "${words[@]}" &
+		done
+	done
+	wait
+	QUEUE=()
+}
+
+# marked SCRIPT WORD: whether SCRIPT has a "# check: WORD: why" line
+marked() {
+	grep -q "^# check: $2:" "$1"
+}
+alone_of() { if marked "$1" alone; then echo 1; else echo 0; fi; }
+
 stage_unit() {
-	suite format "$MAKE" -s format-check
-	suite build/plain "$MAKE" all ${UNIT_TESTS:-}
+	one format "$MAKE" -s format-check
+	one build/plain "$MAKE" -j"${CHECK_JOBS:-2}" all ${UNIT_TESTS:-}
 	for t in ${UNIT_TESTS:-}; do
-		suite "unit/${t##*/}" env CK_DEFAULT_TIMEOUT=600 "$t"
+		queue 0 "unit/${t##*/}" env CK_DEFAULT_TIMEOUT=600 "$t"
 	done
 	for s in ${UNIT_SCRIPTS:-}; do
-		suite "unit/$(basename "$s" .sh)" env BUILD="$BUILD" sh "$s"
+		queue 0 "unit/$(basename "$s" .sh)" env BUILD="$BUILD" sh "$s"
 	done
+	pool "${CHECK_JOBS:-2}"
 }
 
 stage_asan() {
-	suite build/asan "$MAKE" BUILD=build-asan OPT="${ASAN_OPT:-}" SAN="${ASAN_SAN:-}" \
-		${ASAN_UNIT_TESTS:-} build-asan/chainfs
+	one build/asan "$MAKE" -j"${CHECK_JOBS:-2}" BUILD=build-asan OPT="${ASAN_OPT:-}" \
+		SAN="${ASAN_SAN:-}" ${ASAN_UNIT_TESTS:-} build-asan/chainfs
 	for t in ${ASAN_UNIT_TESTS:-}; do
-		suite "asan/${t##*/}" env CK_DEFAULT_TIMEOUT=600 "$t"
+		queue 0 "asan/${t##*/}" env CK_DEFAULT_TIMEOUT=600 "$t"
 	done
+	pool "${CHECK_JOBS:-2}"
 }
 
 stage_integration() {
 	for t in ${SHELL_TESTS:-}; do
-		suite "mount/$(basename "$t" .sh)" env BUILD="$BUILD" sh "$t"
+		queue "$(alone_of "$t")" "mount/$(basename "$t" .sh)" env BUILD="$BUILD" sh "$t"
 	done
+	pool "${CHECK_JOBS:-3}"
 }
 
+# The scripts side by side would each save the module parameter, turn it on and put back
+# what they saw: one could put "N" back under another's ring. The stage turns it on once
+# for all of them and puts it back after.
+URING_PARAM=${CHECK_URING_PARAM:-/sys/module/fuse/parameters/enable_uring}
 stage_uring() {
-	for t in ${URING_TESTS:-}; do
-		suite "uring/$(basename "$t" .sh)" env BUILD="$BUILD" CHAINFS_TRANSPORT=uring sh "$t"
+	local saved=
+	if [ -w "$URING_PARAM" ]; then
+		saved=$(cat "$URING_PARAM")
+		trap 'echo "$saved" >"$URING_PARAM"' EXIT
+		echo Y >"$URING_PARAM"
+	fi
+	for t in ${SHELL_TESTS:-}; do
+		marked "$t" once && continue
+		queue "$(alone_of "$t")" "uring/$(basename "$t" .sh)" env BUILD="$BUILD" \
+			CHAINFS_TRANSPORT=uring sh "$t"
 	done
+	pool "${CHECK_JOBS:-3}"
+	[ -z "$saved" ] || echo "$saved" >"$URING_PARAM"
+	trap - EXIT
 }
 
 stage_fuzz() {
-	suite fuzz "$MAKE" check-fuzz
+	one build/fuzz "$MAKE" -j"${CHECK_JOBS:-2}" fuzz-build
+	for t in ${FUZZ_TARGETS:-}; do
+		queue 0 "fuzz/$t" env FUZZ_SECONDS=60 FUZZ_BUILD="${FUZZ_BUILD:-build-fuzz}" \
+			sh tests/fuzz/run.sh "$t"
+	done
+	pool "${CHECK_JOBS:-2}"
 }
 
 stage_bench() {
-	suite build/bench "$MAKE" bench-build
+	one build/bench "$MAKE" bench-build
 	for s in ${BENCH_SCRIPTS:-}; do
-		suite "bench/$(basename "$(dirname "$s")")" env BUILD="$BUILD" BENCH_QUICK=1 sh "$s"
+		one "bench/$(basename "$(dirname "$s")")" env BUILD="$BUILD" BENCH_QUICK=1 sh "$s"
 	done
-	suite bench/summary env BENCH_QUICK=1 sh bench/summary.sh
+	one bench/summary env BENCH_QUICK=1 sh bench/summary.sh
 	echo "  (a smoke run: its numbers mean nothing; bench/results/tmp/quick/SUMMARY.md has them)"
 }
 
