@@ -37,21 +37,26 @@ count() {
 	printf '%b' "$2" >"$T/one.log"
 	sh "$SUMMARY" count "$T/one.log" "$1"
 }
-expect_eq "Check, all pass" "141 0" \
+expect_eq "Check, all pass" "141 0 0" \
 	"$(count 0 'Running suite(s): tree\n100%: Checks: 141, Failures: 0, Errors: 0\n')"
-expect_eq "Check, failures and errors" "7 3" \
+expect_eq "Check, failures and errors" "7 3 0" \
 	"$(count 1 '70%: Checks: 10, Failures: 2, Errors: 1\n')"
-expect_eq "two Check runners in one suite add up" "9 1" \
+expect_eq "two Check runners in one suite add up" "9 1 0" \
 	"$(count 1 '100%: Checks: 5, Failures: 0, Errors: 0\n80%: Checks: 5, Failures: 1, Errors: 0\n')"
-expect_eq "lib.sh's closing line" "12 2" "$(count 1 'FAIL: x\nmount_x: 12 passed, 2 failed\n')"
-expect_eq "the fuzz runner's line; interrupted counts as failed" "2 2" \
+expect_eq "lib.sh's closing line" "12 2 0" "$(count 1 'FAIL: x\nmount_x: 12 passed, 2 failed\n')"
+expect_eq "the fuzz runner's line; interrupted counts as failed" "2 2 0" \
 	"$(count 2 'fuzz: 2 passed, 0 failed, 2 interrupted\n')"
-expect_eq "no count line, exit 0: one passed" "1 0" "$(count 0 'walk: wrote x.csv\n')"
-expect_eq "no count line, exit 1: one failed" "0 1" "$(count 1 'walk: bindfs is missing\n')"
-expect_eq "crashed before its closing line: one failed" "0 1" "$(count 139 'half a log\n')"
-expect_eq "says 0 failed but exited non-zero: one failed" "5 1" \
+expect_eq "no count line, exit 0: one passed" "1 0 0" "$(count 0 'walk: wrote x.csv\n')"
+expect_eq "no count line, exit 1: one failed" "0 1 0" "$(count 1 'walk: bindfs is missing\n')"
+expect_eq "crashed before its closing line: one failed" "0 1 0" "$(count 139 'half a log\n')"
+expect_eq "says 0 failed but exited non-zero: one failed" "5 1 0" \
 	"$(count 1 'mount_y: 5 passed, 0 failed\n')"
-expect_eq "no log at all, exit 127" "0 1" "$(sh "$SUMMARY" count "$T/missing.log" 127)"
+expect_eq "no log at all, exit 127" "0 1 0" "$(sh "$SUMMARY" count "$T/missing.log" 127)"
+
+expect_eq "skipped, exit 0: neither passed nor failed" "0 0 1" \
+	"$(count 0 'mount_u: skipped: this kernel has no FUSE over io_uring\n')"
+expect_eq "skipped yet exited non-zero: one failed" "0 1 0" \
+	"$(count 1 'mount_u: skipped: no cgroup\n')"
 
 # --- the total ---------------------------------------------------------------------------
 suite pass unit/test_a 0 'Running suite(s): a\n100%: Checks: 20, Failures: 0, Errors: 0\n'
@@ -69,14 +74,18 @@ suite fail mount/m 1 'FAIL: readlink\nm: 6 passed, 1 failed\n'
 suite fail mount/crash 139 'Segmentation fault\n'
 suite fail fuzz 0 'fuzz: 4 passed, 0 failed\n'
 suite fail bench/walk 1 'walk: bindfs is missing\n'
+suite fail mount/skips 0 'skips: skipped: no cgroup v2 cpu controller\n'
 out=$(sh "$SUMMARY" total "$T/fail/suites")
 st=$?
 expect_eq "failing set: exit status" 1 "$st"
-expect_eq "failing set: the last line is the total" "39 passed, 4 failed" \
-	"$(printf '%s\n' "$out" | tail -n 1)"
+expect_eq "failing set: the last line is the total, skips counted apart before it" \
+	"1 skipped: neither passed nor failed|39 passed, 4 failed" \
+	"$(printf '%s\n' "$out" | tail -n 2 | paste -sd'|')"
 expect_eq "failing set: each failed suite named before it" \
 	"unit/test_b mount/m mount/crash bench/walk" \
 	"$(printf '%s\n' "$out" | sed -n 's/^FAILED \([^:]*\):.*/\1/p' | tr '\n' ' ' | sed 's/ $//')"
+expect_eq "failing set: a skipped suite named with its reason" \
+	"SKIPPED mount/skips: no cgroup v2 cpu controller" "$(printf '%s\n' "$out" | grep '^SKIPPED')"
 : >"$T/empty"
 sh "$SUMMARY" total "$T/empty" >/dev/null
 expect_eq "nothing ran: a failure" 1 "$?"
@@ -155,6 +164,13 @@ expect_eq "uring: all but the once one" "4 passed, 0 failed" "$(printf '%s\n' "$
 expect_eq "uring: the once one did not run" 0 "$(grep -c '^o ' "$T/spans")"
 expect_eq "uring: the module parameter is on for the stage" "Y" "$(cat "$T/param.x")"
 expect_eq "uring: and put back after" "N" "$(cat "$T/param")"
+printf '#!/bin/sh\necho "sk: skipped: made up"\n' >"$S/sk.sh"
+out=$(cd "$ROOT" && MAKE=true BUILD="$T/build3" SHELL_TESTS="$S/sk.sh" V= bash tools/check.sh integration)
+expect_eq "a skipped script: its line says skip and why" 1 \
+	"$(printf '%s\n' "$out" | grep -c '^mount/sk  *skip  made up$')"
+expect_eq "a skipped script: the total says so" \
+	"1 skipped: neither passed nor failed|0 passed, 0 failed" \
+	"$(printf '%s\n' "$out" | tail -n 2 | paste -sd'|')"
 
 echo "check_summary: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

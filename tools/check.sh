@@ -60,7 +60,7 @@ show_failure() {
 # suite NAME COMMAND...: run COMMAND with its output in NAME's log, and count it. Its line
 # goes out in one write, so that suites ending together do not mix their lines.
 suite() {
-	local name=$1 log st start secs c p f line
+	local name=$1 log st start secs p f skip line
 	shift
 	[ -z "$stop" ] || return 0
 	log=$LOGS/$(printf '%s' "$name" | tr / -).log
@@ -79,10 +79,10 @@ suite() {
 	fi
 	secs=$(($(date +%s) - start))
 	printf '%s\t%s\t%s\n' "$name" "$st" "$log" >>"$LIST"
-	c=$(sh tools/check-summary.sh count "$log" "$st")
-	p=${c% *}
-	f=${c#* }
-	if [ "$f" -eq 0 ]; then
+	read -r p f skip <<<"$(sh tools/check-summary.sh count "$log" "$st")"
+	if [ "$skip" = 1 ]; then
+		line=$(printf '%-28s skip  %s' "$name" "$(sed -n 's/^[^ :]*: skipped: //p' "$log" | head -n 1)")
+	elif [ "$f" -eq 0 ]; then
 		line=$(printf '%-28s ok    %s passed, %s failed  %s s' "$name" "$p" "$f" "$secs")
 	else
 		line=$(printf '%-28s FAIL  %s passed, %s failed  %s s, exit status %s, log %s\n%s' \
