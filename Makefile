@@ -32,7 +32,7 @@ UNIT_TESTS :=    # Check suites, run by check-unit (and under sanitizers by chec
 SHELL_TESTS :=   # integration scripts, run by check-integration
 BENCHES :=       # bench programs built by `make bench`
 
-.PHONY: all deps format format-check check check-run check-unit check-asan check-integration check-uring bench demo \
+.PHONY: all deps format format-check check check-run asan-daemon check-unit check-asan check-integration check-uring bench demo \
 	install clean fuzz format
 .DEFAULT_GOAL := all
 
@@ -79,10 +79,15 @@ check-unit:
 check-asan:
 	$(CHECK) asan
 
-check-integration: all
+# the mount scripts that stress the daemon's error paths run the ASan one (build-asan/chainfs),
+# built here once: scripts side by side must not each build it
+asan-daemon:
+	$(MAKE) $(ASAN_VARS) build-asan/chainfs
+
+check-integration: all asan-daemon
 	$(CHECK) integration
 
-check-uring: all
+check-uring: all asan-daemon
 	$(CHECK) uring
 
 bench: deps
