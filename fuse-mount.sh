@@ -7,7 +7,8 @@
 #                    stale, dead one) and stop its daemon; any other mount is refused
 #   fuse-mount.sh --run 'COMMAND' [chainfs options] [SPEC]
 #                    mount on a fresh temp dir, run COMMAND with $MNT set, unmount, exit
-#                    with COMMAND's status
+#                    with COMMAND's status (--run COMMAND may stand anywhere among the
+#                    options, as may --stats-out FILE)
 #   fuse-mount.sh --run 'COMMAND' --stats-out FILE [chainfs options] [SPEC]
 #                    the same, and FILE gets {"delta", "before", "after"}: `chainfsctl
 #                    stats --json` before and after COMMAND, every number of delta being
@@ -15,6 +16,8 @@
 #                    its subtracted buckets, its max null
 #   fuse-mount.sh --pid MOUNTPOINT                      the pid of the daemon serving it
 #
+# Exit status: 0 when done; chainfs's own status when it refused to start (2 for a bad option
+# or spec); 1 for anything else that failed, with a message.
 # Installed by make install as chainfs-mount, it runs the chainfs beside it.
 # Environment: CHAINFS (the binary; default: build/chainfs here, built if needed),
 # CHAINFS_TIMEOUT (seconds to wait for the mount, default 10), CHAINFS_LOG (daemon log;
@@ -263,7 +266,9 @@ mount_fs() {
 			st=$?
 			rm -f "$pidfile"
 			cat "$log" >&2
-			die "chainfs exited with status $st before the mount answered"
+			echo "fuse-mount.sh: chainfs exited with status $st before the mount answered" >&2
+			[ "$st" -ne 0 ] || st=1
+			exit "$st"
 		fi
 		# the mount that answers must be our daemon's: another one made there meanwhile
 		# would answer too, while ours fails with "already a mount point"
@@ -332,21 +337,49 @@ with open(sys.argv[3], "w") as out:
 PY
 }
 
+# has_run ARGS...: whether --run stands among ARGS as a word of its own (not as -o's value)
+has_run() {
+	after_o=
+	for a; do
+		[ -z "$after_o" ] && [ "$a" = --run ] && return 0
+		after_o=
+		[ "$a" != -o ] || after_o=1
+	done
+	return 1
+}
+
+# run_cmd ARGS...: --run COMMAND and --stats-out FILE are taken from wherever they stand; the
+# other words go to chainfs in their order
 run_cmd() {
-	[ $# -ge 1 ] || die "usage: fuse-mount.sh --run 'COMMAND' [--stats-out FILE] [chainfs options] [SPEC]"
-	cmd=$1
-	shift
-	stats_out=
-	if [ "${1:-}" = --stats-out ]; then
-		[ $# -ge 2 ] || die "--stats-out needs a FILE"
-		stats_out=$2
-		shift 2
-	fi
+	usage="usage: fuse-mount.sh --run 'COMMAND' [--stats-out FILE] [chainfs options] [SPEC]"
+	cmd= stats_out= want= n=$#
+	while [ "$n" -gt 0 ]; do
+		a=$1
+		shift
+		n=$((n - 1))
+		case $want in
+		cmd) cmd=$a want= && continue ;;
+		stats) stats_out=$a want= && continue ;;
+		opt) set -- "$@" "$a" && want= && continue ;;
+		esac
+		case $a in
+		--run) [ -z "$cmd" ] || die "--run given twice; $usage" && want=cmd ;;
+		--stats-out) [ -z "$stats_out" ] || die "--stats-out given twice" && want=stats ;;
+		-o) set -- "$@" "$a" && want=opt ;;
+		*) set -- "$@" "$a" ;;
+		esac
+	done
+	case $want in
+	cmd) die "--run needs a COMMAND; $usage" ;;
+	stats) die "--stats-out needs a FILE" ;;
+	esac
 	MNT=$(mktemp -d "${TMPDIR:-/tmp}/chainfs.XXXXXX") || die "mktemp failed"
 	export MNT
-	trap 'unmount "$MNT"; rmdir "$MNT" 2>/dev/null; rm -f "$MNT.before" "$MNT.after"' EXIT
+	mounted=
+	trap '[ -z "$mounted" ] || unmount "$MNT"; rmdir "$MNT" 2>/dev/null; rm -f "$MNT.before" "$MNT.after"' EXIT
 	trap 'exit 130' INT TERM
 	mount_fs "$@" "$MNT" || exit 1
+	mounted=1
 	[ -z "$stats_out" ] || stats_json "$MNT.before"
 	sh -c "$cmd"
 	st=$?
@@ -361,11 +394,6 @@ case "${1:-}" in
 -u)
 	[ $# -eq 2 ] || die "usage: fuse-mount.sh -u MOUNTPOINT"
 	unmount "$2" || exit 1
-	;;
---run)
-	shift
-	run_cmd "$@"
-	exit $?
 	;;
 --pid)
 	[ $# -eq 2 ] || die "usage: fuse-mount.sh --pid MOUNTPOINT"
@@ -384,6 +412,10 @@ case "${1:-}" in
 	exit 1
 	;;
 *)
+	if has_run "$@"; then
+		run_cmd "$@"
+		exit $?
+	fi
 	mount_fs "$@"
 	;;
 esac

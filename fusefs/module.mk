@@ -75,6 +75,7 @@ SHELL_TESTS += tests/stress.sh
 SHELL_TESTS += tests/crash.sh
 SHELL_TESTS += tests/mount_cache.sh
 SHELL_TESTS += tests/fuse_mount.sh
+SHELL_TESTS += tests/fuse_mount_args.sh
 SHELL_TESTS += tests/mount_escape.sh
 SHELL_TESTS += tests/mount_latency.sh
 SHELL_TESTS += tests/mount_spin_quota.sh

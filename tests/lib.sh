@@ -71,6 +71,11 @@ mount_cfs() {
 	CHAINFS_LOG=$m.log "$FUSE_MOUNT" $TRANSPORT_OPTS "$@" "$m"
 }
 
+# is_mounted DIR: something is mounted at DIR (as /proc/mounts spells it)
+is_mounted() {
+	awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/mounts
+}
+
 # mount_tmpfs DIR: a tmpfs of our own, for references the kernel answers
 mount_tmpfs() {
 	mkdir -p "$1"

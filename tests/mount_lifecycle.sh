@@ -9,9 +9,6 @@ M=$T/mnt
 mkdir -p "$M"
 MOUNTS="$MOUNTS $M"
 
-is_mounted() {
-	awk -v m="$1" '$2 == m { f = 1 } END { exit !f }' /proc/mounts
-}
 
 lookups_of() { # lookups_of MNT | -s SOCKET: the kernel's lookups the daemon counts
 	timeout 20 "$CTL" "$@" stats | awk '$1 == "lookups" { print $2 }'
