@@ -376,7 +376,10 @@ run_cmd() {
 	MNT=$(mktemp -d "${TMPDIR:-/tmp}/chainfs.XXXXXX") || die "mktemp failed"
 	export MNT
 	mounted=
-	trap '[ -z "$mounted" ] || unmount "$MNT"; rmdir "$MNT" 2>/dev/null; rm -f "$MNT.before" "$MNT.after"' EXIT
+	# the log is keyed by a temp dir's name that never comes back: it goes with the mount
+	# (printed first when the mount failed)
+	trap '[ -z "$mounted" ] || unmount "$MNT"; rmdir "$MNT" 2>/dev/null
+		rm -f "$MNT.before" "$MNT.after"; [ -n "${CHAINFS_LOG:-}" ] || rm -f "$log"' EXIT
 	trap 'exit 130' INT TERM
 	mount_fs "$@" "$MNT" || exit 1
 	mounted=1

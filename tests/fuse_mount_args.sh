@@ -7,6 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 M=$T/mnt
 mkdir -p "$M"
+export CHAINFS_STATE_DIR=$T/state
+mkdir -m 700 "$CHAINFS_STATE_DIR"
 
 # run WANT_STATUS NAME ARGS...: fuse-mount.sh ARGS exits with WANT_STATUS; stderr in $T/err
 run() {
@@ -24,6 +26,7 @@ check "-u, nothing mounted: says so" grep -q "not mounted" "$T/err"
 run 2 "a bad option" -o no_such_option=1 "$M"
 check "a bad option: chainfs's message" grep -q "no_such_option" "$T/err"
 check "a bad option: nothing mounted" not is_mounted "$M"
+rm -f "$CHAINFS_STATE_DIR"/* # a failed mount keeps its log (printed above); --run's go
 run 2 "--run, a bad option" --run true -o no_such_option=1
 check "--run, a bad option: no word of an unmount" not_grep "not mounted" "$T/err"
 
@@ -43,4 +46,5 @@ run 1 "--run without a command" -o ro --run
 check "--run without a command: says so" grep -q "needs a COMMAND" "$T/err"
 run 2 "--run as an option's value is chainfs's to refuse" -o --run "$M"
 check "nothing left mounted" not is_mounted "$M"
+check "--run leaves no pid or log file behind" test -z "$(ls "$CHAINFS_STATE_DIR")"
 finish
