@@ -44,7 +44,7 @@ run 1 "--run twice" --run true --run true
 check "--run twice: says so" grep -q "given twice" "$T/err"
 run 1 "--run without a command" -o ro --run
 check "--run without a command: says so" grep -q "needs a COMMAND" "$T/err"
+check "--run leaves no pid or log file behind" test -z "$(ls "$CHAINFS_STATE_DIR")"
 run 2 "--run as an option's value is chainfs's to refuse" -o --run "$M"
 check "nothing left mounted" not is_mounted "$M"
-check "--run leaves no pid or log file behind" test -z "$(ls "$CHAINFS_STATE_DIR")"
 finish
