@@ -12,8 +12,9 @@
 #   fuse-mount.sh --run 'COMMAND' --stats-out FILE [chainfs options] [SPEC]
 #                    the same, and FILE gets {"delta", "before", "after"}: `chainfsctl
 #                    stats --json` before and after COMMAND, every number of delta being
-#                    after minus before (python3); a latency's quantiles are those of
-#                    its subtracted buckets, its max null
+#                    after minus before (python3) but for settings and levels (spin_us,
+#                    fds, tree.*, ...), which are after's; a latency's quantiles are those
+#                    of its subtracted buckets, its max null
 #   fuse-mount.sh --pid MOUNTPOINT                      the pid of the daemon serving it
 #
 # Exit status: 0 when done; chainfs's own status when it refused to start (2 for a bad option
@@ -290,9 +291,10 @@ stats_json() {
 	timeout 60 "$ctl" "$MNT" --json stats >"$1" || die "stats of $MNT failed"
 }
 
-# stats_delta BEFORE AFTER OUT: numbers subtracted member by member (arrays element by
-# element); strings and booleans are after's; a latency histogram's quantiles are those of
-# its subtracted buckets, and its maximum null (the interval's own is not known)
+# stats_delta BEFORE AFTER OUT: counts subtracted member by member (arrays element by
+# element); strings, booleans, settings and levels (LEVELS below: what is now, or the most
+# ever, not a count of events) are after's; a latency histogram's quantiles are those of its
+# subtracted buckets, and its maximum null (the interval's own is not known)
 stats_delta() {
 	command -v python3 >/dev/null || die "--stats-out needs python3"
 	python3 - "$1" "$2" "$3" <<'PY' || die "$3: cannot write the stats delta"
@@ -315,8 +317,14 @@ def hist(a, b):
         d[k] = quantile(d["log2_buckets"], d["count"], q) if d["count"] else 0
     d["max_ns"] = None
     return d
-def sub(a, b):
-    if isinstance(a, bool) or isinstance(b, bool):
+# the members of `stats` that are settings or levels, not counts: a section name stands for
+# all its members
+LEVELS = {"resolver.deepest_nesting", "pollcore.largest_table", "pollcore.spin_us",
+          "pollcore.spin_cpus", "pollcore.fds", "transport.queues",
+          "transport.entries_per_queue", "transport.delay_entries_per_queue",
+          "transport.held_by_delays", "tree", "kernel.path_nodeids", "control.clients"}
+def sub(a, b, path=""):
+    if path in LEVELS or isinstance(a, bool) or isinstance(b, bool):
         return a
     if isinstance(a, dict) and "log2_buckets" in a:
         return hist(a, b if isinstance(b, dict) and "log2_buckets" in b else
@@ -325,7 +333,7 @@ def sub(a, b):
         return a - (b if isinstance(b, (int, float)) else 0)
     if isinstance(a, dict):
         b = b if isinstance(b, dict) else {}
-        return {k: sub(v, b.get(k)) for k, v in a.items()}
+        return {k: sub(v, b.get(k), path + "." + k if path else k) for k, v in a.items()}
     if isinstance(a, list):
         b = b if isinstance(b, list) else []
         return [sub(v, b[i] if i < len(b) else None) for i, v in enumerate(a)]

@@ -40,6 +40,22 @@ rm -f "$T/stats.json"
 run 0 "--stats-out after the options" --run 'cat "$MNT/README"' -o follow=server \
 	--stats-out "$T/stats.json"
 check "--stats-out: a delta was written" grep -q '"delta"' "$T/stats.json"
+# counts subtract; settings and levels are after's
+delta_of() { # KEY...: "delta after" of stats.KEY (dotted)
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+def get(o, k):
+    for p in k.split("."): o = o[p]
+    return o
+print(*(" ".join(str(get(d[w], k)) for w in ("delta", "after")) for k in sys.argv[2:]))' \
+		"$T/stats.json" "$@"
+}
+for k in tree.nodes pollcore.spin_cpus pollcore.fds pollcore.largest_table; do
+	set -- $(delta_of "$k")
+	check "--stats-out: $k is a level, after's ($1 = $2)" test "$1" = "$2"
+done
+set -- $(delta_of requests.read)
+check "--stats-out: requests.read counts the command's read ($1)" test "$1" -ge 1
 run 1 "--run twice" --run true --run true
 check "--run twice: says so" grep -q "given twice" "$T/err"
 run 1 "--run without a command" -o ro --run
