@@ -86,9 +86,12 @@ socks() {
 	for s in $(printf '%s\n' "$c" | grep -oE '/run/chainfs/[^ /]+-[0-9a-f]{16}\.sock'); do
 		n=${s#/run/chainfs/}
 		n=${n%-*}
-		for real in "$XDG_RUNTIME_DIR/chainfs/$n"-*.sock; do
-			[ -S "$real" ] && c=$(printf '%s\n' "$c" | sed "s#$s#$real#g") && break
+		# none there: a path under $T all the same, never the host's /run/chainfs
+		real=$XDG_RUNTIME_DIR/chainfs/${s##*/}
+		for r in "$XDG_RUNTIME_DIR/chainfs/$n"-*.sock; do
+			[ -S "$r" ] && real=$r && break
 		done
+		c=$(printf '%s\n' "$c" | sed "s#$s#$real#g")
 	done
 	printf '%s\n' "$c"
 }
