@@ -18,6 +18,7 @@
  * Checked:
  * - every reply is one whole message: its len is what arrived, its error in -511..0 (what
  *   the kernel takes), an error reply carries no body;
+ * - with no delay rule standing, each request that wants a reply has it at once;
  * - every reply answers a request waiting for one (no reply twice, none to a forget), and at
  *   the end of an odd-sized input, once the delays have run out on the loop, every request
  *   that wants a reply has had exactly one (an even-sized one closes the gate with requests
@@ -146,9 +147,10 @@ struct fz_state {
 		uint32_t opcode;
 	} waiting[FZ_MAX_WAITING];
 	size_t nwaiting;
+	bool delays;		/* a delay rule stands: a reply may come later */
 	uint32_t always_opcode; /* an ALWAYS rule's op while it stands, else 0 */
 	int always_err;
-	char reply[FZ_REPLY_MAX];
+	_Alignas(8) char reply[FZ_REPLY_MAX]; /* read as struct fuse_out_header */
 };
 
 static ssize_t fz_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -236,6 +238,8 @@ static void fz_send(struct fz_state *z, void *buf, size_t size, bool wants_reply
 	cfs_serve_one(z->gate, &(struct fuse_buf){.size = size, .mem = buf});
 	size_t unanswered = z->nwaiting;
 	fz_drain(z);
+	if (wants_reply && !z->delays && z->nwaiting != unanswered - 1)
+		fz_fail("opcode %u not answered at once, with no delay rule standing", in->opcode);
 	/* answered now (not held back by a delay rule): by the errno rule, if one stands for
 	 * every path of its op; the reply read last is its */
 	if (wants_reply && z->always_opcode == in->opcode && z->nwaiting < unanswered) {
@@ -274,6 +278,7 @@ static int fz_start(struct fz_state *z)
 	memset(&z->d, 0, sizeof(z->d));
 	z->unique = 0;
 	z->nwaiting = 0; /* a run that left requests delayed dropped them */
+	z->delays = false;
 	z->always_opcode = 0;
 	z->d.ctl_fd = -1;
 	z->d.opts.follow = CFS_FOLLOW_KERNEL;
@@ -389,7 +394,7 @@ static bool fz_fix_arg(struct fz_state *z, const struct fz_cmd *c, void *arg, si
 static void fz_request(struct fz_state *z, const struct fz_cmd *c, uint8_t node, const uint8_t *p,
 		       const uint8_t *end)
 {
-	static char buf[sizeof(struct fuse_in_header) + 128 + 2 * 256 + FZ_MAX_IO];
+	static _Alignas(8) char buf[sizeof(struct fuse_in_header) + 128 + 2 * 256 + FZ_MAX_IO];
 	struct fuse_in_header *in = (void *)buf;
 	char *arg = (char *)(in + 1);
 	size_t i = node % z->nnodes, size = sizeof(*in) + c->arg;
@@ -417,11 +422,14 @@ static void fz_rule(struct fz_state *z, const struct fz_rule *r)
 
 	if (!r->text) {
 		cfs_fault_clear(z->d.faults);
+		z->delays = false;
 		z->always_opcode = 0;
 		return;
 	}
 	if (cfs_fault_add(z->d.faults, r->text, &err) < 0)
 		fz_fail("rule %s refused: %s", r->text, err);
+	if (strstr(r->text, "delay="))
+		z->delays = true;
 	if (r->always_opcode) {
 		z->always_opcode = r->always_opcode;
 		z->always_err = r->err;
