@@ -1,9 +1,9 @@
 /*
- * The mount's life on pollcore: open (the control socket, the recording, the FUSE session and
- * its mount), run (daemonize, the notifier, the loop) and close, with one cleanup path. /dev/fuse
- * is non-blocking and drained on every wake, so one poll() serves a burst of requests, each
- * through the request gate (gate.c); signals arrive through the loop, never by racing a flag
- * against poll().
+ * The mount's life: open (the control socket, the recording, the FUSE session and its mount),
+ * run (daemonize, the notifier, our pollcore loop or libfuse's) and close, with one cleanup
+ * path. On pollcore /dev/fuse is non-blocking and drained on every wake, so one poll() serves
+ * a burst of requests, each through the request gate (gate.c); signals arrive through the
+ * loop, never by racing a flag against poll().
  */
 #include "session.h"
 
