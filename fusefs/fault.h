@@ -26,7 +26,7 @@ int cfs_fault_add(struct cfs_faults *f, const char *args, char **err);
 /* 0, or -ENOENT when no rule has that id (any more). */
 int cfs_fault_remove(struct cfs_faults *f, unsigned id);
 void cfs_fault_clear(struct cfs_faults *f);
-/* While any rule is active, the kernel may keep no answer (ops.c, session.c). */
+/* While any rule is active, the kernel may keep no answer (ops.c, gate.c). */
 bool cfs_faults_active(const struct cfs_faults *f);
 /* The kernel never sends OP on this mount (WHY says so, and what to do instead): rules that
  * name it are refused rather than accepted and never hit. WHY must outlive F. */
@@ -37,7 +37,7 @@ void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b);
  * oldest first: id, op, path, prob, seed, check, draw, time_us). */
 void cfs_fault_log(const struct cfs_faults *f, JsonBuilder *b);
 
-/* Every kind acts where requests arrive (session.c), before any operation: delay rules hold
+/* Every kind acts where requests arrive (gate.c), before any operation: delay rules hold
  * a request back, then errno and nowrite rules answer it, short rules cut it. Each asks only
  * for its own kind, so none draws from another's random sequence. */
 enum cfs_fault_kind { CFS_FAULT_ERRNO, CFS_FAULT_DELAY, CFS_FAULT_SHORT, CFS_FAULT_NOWRITE };

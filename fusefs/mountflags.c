@@ -9,6 +9,8 @@
  * list it passes on unless it was told nodev or nosuid (and mount(8) has already dropped a
  * user's own "suid" or "dev" as defaults). Those words are the helper's, not the user's, so
  * when mount.fuse3 started us they do not count.
+ *
+ * And before mounting: is the mount point one already (/proc/self/mountinfo)?
  */
 #include "mountflags.h"
 
@@ -16,6 +18,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -129,4 +132,47 @@ int cfs_mount_flags(struct fuse_args *args, int argc, char *argv[])
 	    (!dev && fuse_opt_add_arg(args, "-onodev")))
 		return -ENOMEM;
 	return 0;
+}
+
+/* /proc/self/mountinfo escapes ' ', '\t', '\n' and '\\' as \ooo. */
+static void cfs_unescape(char *s)
+{
+	char *o = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] && s[3]) {
+			*o++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*o++ = *s;
+		}
+	}
+	*o = '\0';
+}
+
+int cfs_is_mountpoint(const char *path)
+{
+	char *real = realpath(path, NULL), *line = NULL;
+	size_t cap = 0;
+	int found = 0;
+	FILE *f;
+
+	if (!real)
+		return -errno;
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f) {
+		free(real);
+		return -errno;
+	}
+	while (!found && getline(&line, &cap, f) > 0) {
+		char mnt[4096];
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		cfs_unescape(mnt);
+		found = strcmp(mnt, real) == 0;
+	}
+	free(line);
+	fclose(f);
+	free(real);
+	return found;
 }

@@ -1,4 +1,5 @@
-/* nosuid and nodev on every chainfs mount, however it is started, unless asked otherwise. */
+/* nosuid and nodev on every chainfs mount, however it is started, unless asked otherwise;
+ * and whether a directory is a mount point already. */
 #ifndef CHAINFS_MOUNTFLAGS_H
 #define CHAINFS_MOUNTFLAGS_H
 
@@ -9,5 +10,8 @@
  * "suid" that mount.fuse3 adds to every option list it passes on do not count: they are not
  * the user's. Returns 0 or -ENOMEM. */
 int cfs_mount_flags(struct fuse_args *args, int argc, char *argv[]);
+
+/* 1 if PATH is a mount point already (so mounting there would hide it), 0 if not, -errno. */
+int cfs_is_mountpoint(const char *path);
 
 #endif

@@ -22,7 +22,7 @@ int cfs_notifier_start(struct cfs_notifier **out, struct fuse_session *se);
 /* Ask the threads to stop after the invalidation each is sending (the rest of the queue is
  * dropped: the session is ending); cfs_notifier_done() says when they have. An invalidation can
  * wait in the kernel for a directory lock held by a caller whose request waits for us, so
- * the loop thread keeps answering requests until then (session.c). */
+ * the loop thread keeps answering requests until then (gate.c, cfs_drain_notifier). */
 void cfs_notifier_stopping(struct cfs_notifier *n);
 bool cfs_notifier_done(struct cfs_notifier *n);
 /* Stop (see above), join and free. Call before the session is destroyed. */

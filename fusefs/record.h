@@ -74,7 +74,7 @@ int cfs_record_stop(struct cfs_daemon *d);
 void cfs_record_end(struct cfs_daemon *d);
 /* What stats shows: the running recording's counters, else the last one's. */
 void cfs_record_status(const struct cfs_daemon *d, struct cfs_record_stats *s, const char **file);
-/* Called by the session once it served a request (session.c, cfs_process): BUF is the
+/* Called by the request gate once it served a request (gate.c, cfs_process): BUF is the
  * request as it arrived, T0 its arrival; the reply's errno is d->reply_errno, which this
  * resets for the next request. Costs one test when no recording runs. */
 void cfs_record_request(struct cfs_daemon *d, const void *buf, size_t size, uint64_t t0);

@@ -9,7 +9,4 @@
  * 2 for options libfuse refused. */
 int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground);
 
-/* 1 if PATH is a mount point already (so mounting there would hide it), 0 if not, -errno. */
-int cfs_is_mountpoint(const char *path);
-
 #endif

@@ -1,8 +1,8 @@
 /*
  * How requests reach the daemon: /dev/fuse (read and writev), or FUSE over io_uring (ring
  * entries per CPU queue, a reply committed together with the fetch of the next request).
- * Either way each request ends in the same function the session gives, so nothing past
- * session.c knows which transport brought it.
+ * Either way each request ends in the same function the session gives (the request gate's
+ * cfs_serve_one, gate.c), so nothing past it knows which transport brought it.
  */
 #ifndef CHAINFS_TRANSPORT_H
 #define CHAINFS_TRANSPORT_H

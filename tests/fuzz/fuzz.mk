@@ -8,7 +8,7 @@
 FUZZ_BUILD := build-fuzz
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= spec spec_line resolve control
+FUZZ_TARGETS ?= spec spec_line resolve control gate
 FUZZ_CHECK_SECONDS := 60
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS = -std=c11 -O1 -g -fno-omit-frame-pointer $(WARN) $(FUZZ_SAN) \
@@ -29,10 +29,16 @@ FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/pollcore/pollcore.o \
 	$(FUZZ_BUILD)/pollcore/pc_cgroup.o
 $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
 	-DG_LOG_DOMAIN=\"chainfs\"
+# gate: the request gate with libfuse and every handler, on a session without a mount: the
+# daemon's files but the mount's life (session.c) and the program (main.c)
+FUZZ_GATE_OBJS := $(patsubst $(BUILD)/%,$(FUZZ_BUILD)/%,$(filter-out %/main.o %/session.o, \
+	$(CFS_DAEMON_OBJS))) $(FUZZ_BUILD)/pollcore/pollcore.o $(FUZZ_BUILD)/pollcore/pc_cgroup.o
+$(FUZZ_GATE_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_gate.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
+	-DG_LOG_DOMAIN=\"chainfs\"
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 FUZZ_MAIN_OBJS := $(patsubst %,$(FUZZ_BUILD)/tests/fuzz/fuzz_%.o,$(FUZZ_TARGETS))
 # kept: make would delete them as intermediates of the fuzz_% rule
-.SECONDARY: $(FUZZ_OBJS) $(FUZZ_MAIN_OBJS) $(FUZZ_CONTROL_OBJS)
+.SECONDARY: $(FUZZ_OBJS) $(FUZZ_MAIN_OBJS) $(FUZZ_CONTROL_OBJS) $(FUZZ_GATE_OBJS)
 
 .PHONY: fuzz fuzz-build check-fuzz
 
@@ -55,6 +61,9 @@ $(FUZZ_BUILD)/fuzz_control: $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o $(FUZZ_OBJS)
 		$(FUZZ_CONTROL_OBJS)
 	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS_FUSE) $(LIBS_URING) -lpthread
 
+$(FUZZ_BUILD)/fuzz_gate: $(FUZZ_BUILD)/tests/fuzz/fuzz_gate.o $(FUZZ_OBJS) $(FUZZ_GATE_OBJS)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LIBS_FUSE) $(LIBS_URING) -lpthread
+
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(call show,CC,$@)$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
@@ -68,6 +77,8 @@ FUZZ_COV_SRCS := resolver/resolver.c $(CFS_TREE_SRCS) $(CFS_SPEC_SRCS) tests/mem
 	tests/refresolve.c tests/fuzz/fuzz_util.c
 # what fuzz_control links besides (FUZZ_CONTROL_OBJS), and the libraries they need
 FUZZ_COV_EXTRA_control = $(patsubst $(FUZZ_BUILD)/%.o,%.c,$(FUZZ_CONTROL_OBJS)) \
+	$(CFLAGS_FUSE) $(CFLAGS_URING) $(LIBS_FUSE) $(LIBS_URING) -lpthread
+FUZZ_COV_EXTRA_gate = $(patsubst $(FUZZ_BUILD)/%.o,%.c,$(FUZZ_GATE_OBJS)) \
 	$(CFLAGS_FUSE) $(CFLAGS_URING) $(LIBS_FUSE) $(LIBS_URING) -lpthread
 .PHONY: fuzz-cov
 fuzz-cov:

@@ -14,7 +14,7 @@
 set -u
 seconds=${FUZZ_SECONDS:-60}
 build=${FUZZ_BUILD:-build-fuzz}
-targets=${*:-spec spec_line resolve control}
+targets=${*:-spec spec_line resolve control gate}
 src=$(dirname "$0")
 crashes=$build/crashes
 pass=0

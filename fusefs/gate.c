@@ -1,0 +1,345 @@
+/*
+ * The request gate: where each request is checked against the fault rules, held back by a
+ * delay, timed and recorded (gate.h). Whatever a handler left recorded goes to the notifier
+ * here too, and replies held for it go once it delivered.
+ */
+#include "gate.h"
+
+#include "fault.h"
+#include "notify.h"
+#include "ops.h"
+#include "paths.h"
+#include "transport.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <linux/fuse.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* The most of a request kept for after its reply: the header, the largest fixed arguments,
+ * two names and a link target (symlink, rename). */
+enum { CFS_REQUEST_KEPT = sizeof(struct fuse_in_header) + 64 + 2 * 256 + 4096 };
+
+/* A request held back by a delay fault: processed when its timer fires. */
+struct cfs_delayed {
+	struct pc_timer timer;
+	struct cfs_gate *g;
+	struct fuse_buf buf; /* our own copy of the request */
+	struct cfs_delayed *prev, *next;
+};
+
+struct cfs_gate {
+	struct cfs_daemon *d;
+	struct pc_loop *loop;
+	struct cfs_delayed *delayed; /* list of held requests */
+	int replies_fd;		     /* the notifier's eventfd for held replies, -1: none */
+	struct pc_timer hold_timer;  /* held replies go after CFS_HOLD_MS at the latest */
+};
+
+/* The path a request names, for fault rules: its nodeid's, plus the entry name it carries. */
+static void cfs_request_path(struct cfs_daemon *d, const struct fuse_in_header *in, size_t size,
+			     char *path)
+{
+	cfs_nodeid_path(d->tree, d->paths, in->nodeid, cfs_request_name(in, size), path,
+			RS_PATH_MAX);
+}
+
+/* Reply HDR (and BODY) to the request here, for a fault rule. */
+static void cfs_fault_reply(struct cfs_daemon *d, struct fuse_out_header *hdr, const void *body,
+			    size_t len)
+{
+	struct iovec iov[2] = {{hdr, sizeof(*hdr)}, {(void *)body, len}};
+
+	hdr->len = (uint32_t)(sizeof(*hdr) + len);
+	if (cfs_transport_send(d, iov, body ? 2 : 1) != (ssize_t)hdr->len)
+		g_debug("fault reply to request %llu: %s", (unsigned long long)hdr->unique,
+			strerror(errno));
+}
+
+/* A write a nowrite rule drops: reported whole, stored nowhere. */
+static bool cfs_fault_nowrite(struct cfs_daemon *d, const struct fuse_in_header *in,
+			      const char *path, size_t size)
+{
+	struct cfs_fault_effect fx;
+
+	if (size < sizeof(*in) + sizeof(struct fuse_write_in) ||
+	    !cfs_fault_match(d->faults, CFS_OP_write, path, CFS_FAULT_NOWRITE, &fx))
+		return false;
+	struct fuse_out_header out = {0, 0, in->unique};
+	struct fuse_write_out w = {.size = ((const struct fuse_write_in *)(in + 1))->size};
+	cfs_fault_reply(d, &out, &w, sizeof(w));
+	return true;
+}
+
+/* A short rule cuts the read or write in place (its size field), and the handler serves the
+ * rest as usual: a write stores only what it reports. */
+static void cfs_fault_cut(struct cfs_daemon *d, struct fuse_in_header *in, enum cfs_op op,
+			  const char *path, size_t size)
+{
+	struct cfs_fault_effect fx;
+	uint32_t *len;
+
+	if (op == CFS_OP_read && size >= sizeof(*in) + sizeof(struct fuse_read_in))
+		len = &((struct fuse_read_in *)(in + 1))->size;
+	else if (op == CFS_OP_write && size >= sizeof(*in) + sizeof(struct fuse_write_in))
+		len = &((struct fuse_write_in *)(in + 1))->size;
+	else
+		return;
+	if (cfs_fault_match(d->faults, op, path, CFS_FAULT_SHORT, &fx) && *len > fx.short_len)
+		*len = fx.short_len;
+}
+
+/* An errno or nowrite rule for this request? Then it is answered here, before any handler:
+ * one place for every operation, so no rule is accepted that never fires. Short rules cut
+ * it and let it pass. Init and the forgets have no reply (fault.c refuses rules on them). */
+static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, enum cfs_op op,
+			     size_t size)
+{
+	char path[RS_PATH_MAX];
+	struct cfs_fault_effect fx;
+
+	if (cfs_op_nofault(op)) /* `op=any` rules pass these by */
+		return false;
+	cfs_request_path(d, in, size, path);
+	if (cfs_fault_match(d->faults, op, path, CFS_FAULT_ERRNO, &fx)) {
+		cfs_count(d, op);
+		d->reply_errno = fx.err;
+		struct fuse_out_header out = {0, -fx.err, in->unique};
+		cfs_fault_reply(d, &out, NULL, 0);
+		return true;
+	}
+	if (op == CFS_OP_write && cfs_fault_nowrite(d, in, path, size)) {
+		cfs_count(d, op);
+		return true;
+	}
+	cfs_fault_cut(d, in, op, path, size);
+	return false;
+}
+
+/* Serve one request, timing our part of it for `stats`. */
+static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
+{
+	struct fuse_in_header *in = buf->mem;
+	enum cfs_op op = buf->size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
+	bool faults = op != CFS_OP_MAX && cfs_faults_active(d->faults);
+	uint64_t t0 = cfs_now_ns(), nodeid = buf->size >= sizeof(*in) ? in->nodeid : 0;
+	/* What runs after the reply reads the request from a copy: a transport may give its
+	 * buffer to the next request once the reply is sent (io_uring's commit-and-fetch). The
+	 * recording needs the header, the fixed arguments and the names, not the data. */
+	char copy[CFS_REQUEST_KEPT];
+	size_t kept = d->recorder ? MIN(buf->size, sizeof(copy)) : 0;
+
+	memcpy(copy, buf->mem, kept);
+	if (!faults || !cfs_fault_answer(d, in, op, buf->size)) {
+		fuse_session_process_buf(d->se, buf);
+		/* while rules stand, what the kernel keeps of an answer goes, so the next
+		 * call reaches the rules (CFS_OPS' keeps) */
+		if (faults && cfs_op_keeps(op))
+			cfs_coherence_uncache(d, nodeid);
+		/* a handler flushes before it replies; whatever it left recorded still goes now */
+		cfs_coherence_flush(d);
+	}
+	cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
+	cfs_record_request(d, copy, kept, t0);
+}
+
+static void cfs_on_delay_done(struct pc_loop *loop, struct pc_timer *t, void *data)
+{
+	struct cfs_delayed *dl = data;
+	struct cfs_gate *g = dl->g;
+
+	if (dl->prev)
+		dl->prev->next = dl->next;
+	else
+		g->delayed = dl->next;
+	if (dl->next)
+		dl->next->prev = dl->prev;
+	/* if the caller was interrupted meanwhile, libfuse has the INTERRUPT queued and the
+	 * reply to a request the kernel dropped is ignored */
+	cfs_process(g->d, &dl->buf);
+	free(dl->buf.mem);
+	free(dl);
+}
+
+/* A delay rule for this request? Then keep a copy and come back to it later. */
+static bool cfs_maybe_delay(struct cfs_gate *g, const struct fuse_buf *buf, size_t size)
+{
+	const struct fuse_in_header *in = buf->mem;
+	char path[RS_PATH_MAX];
+	struct cfs_fault_effect fx;
+
+	enum cfs_op op = size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
+
+	/* ops no rule may name (init and the forgets: nobody waits for them; CFS_OPS says why
+	 * for each), and requests that name no node (a batch forget's nodeid is 0) */
+	if (cfs_op_nofault(op) || in->nodeid == 0)
+		return false;
+	cfs_request_path(g->d, in, size, path);
+	/* over the ring the request keeps its entry while held: the transport bounds that */
+	if (!cfs_fault_match(g->d->faults, op, path, CFS_FAULT_DELAY, &fx) ||
+	    !cfs_transport_hold(g->d->transport))
+		return false;
+	struct cfs_delayed *dl = calloc(1, sizeof(*dl));
+	void *copy = malloc(size);
+	if (!dl || !copy) { /* no memory to hold it back: serve it now */
+		free(dl);
+		free(copy);
+		return false;
+	}
+	memcpy(copy, buf->mem, size);
+	dl->buf = (struct fuse_buf){.size = size, .mem = copy};
+	dl->g = g;
+	dl->next = g->delayed;
+	if (g->delayed)
+		g->delayed->prev = dl;
+	g->delayed = dl;
+	pc_timer_init(&dl->timer, cfs_on_delay_done, dl);
+	pc_timer_start(g->loop, &dl->timer, fx.delay_ms, 0);
+	return true;
+}
+
+static void cfs_drop_delayed(struct cfs_gate *g)
+{
+	while (g->delayed) {
+		struct cfs_delayed *dl = g->delayed;
+		g->delayed = dl->next;
+		pc_timer_stop(g->loop, &dl->timer);
+		free(dl->buf.mem);
+		free(dl);
+	}
+}
+
+/* While replies are held, look at them at least every CFS_HOLD_MS. */
+static void cfs_arm_hold_timer(struct cfs_gate *g)
+{
+	if (g->d->coh.nheld && !pc_timer_active(&g->hold_timer))
+		pc_timer_start(g->loop, &g->hold_timer, CFS_HOLD_MS, 0);
+}
+
+static void cfs_on_hold_timer(struct pc_loop *loop, struct pc_timer *t, void *data)
+{
+	struct cfs_gate *g = data;
+
+	cfs_coherence_send_held(g->d, false);
+	cfs_arm_hold_timer(g);
+}
+
+/* The notifier delivered what some held replies wait for: send those. */
+static void cfs_on_replies_delivered(struct pc_loop *loop, int fd, int revents, void *data)
+{
+	struct cfs_gate *g = data;
+	uint64_t count;
+
+	if (read(fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		g_message("reading the notifier's eventfd: %s", strerror(errno));
+	cfs_coherence_send_held(g->d, false);
+}
+
+/* Held replies need the notifier's eventfd on the loop; without it every reply goes now. */
+static int cfs_start_holding(struct cfs_gate *g)
+{
+	int fd = cfs_notify_wake_fd(g->d->notifier, CFS_WAIT_REPLIES);
+	int err;
+
+	if (fd < 0)
+		return 0;
+	err = pc_io_add(g->loop, fd, POLLIN, cfs_on_replies_delivered, g);
+	if (err)
+		return err;
+	g->replies_fd = fd;
+	g->d->coh.can_hold = true;
+	return 0;
+}
+
+/* The loop has ended: what is still held goes now (the session ends). */
+static void cfs_stop_holding(struct cfs_gate *g)
+{
+	g->d->coh.can_hold = false;
+	cfs_coherence_send_held(g->d, true);
+	pc_timer_stop(g->loop, &g->hold_timer);
+	if (g->replies_fd >= 0)
+		pc_io_del(g->loop, g->replies_fd);
+	g->replies_fd = -1;
+}
+
+void cfs_serve_one(void *gate, const struct fuse_buf *buf)
+{
+	struct cfs_gate *g = gate;
+
+	if (cfs_faults_active(g->d->faults) && cfs_maybe_delay(g, buf, buf->size))
+		return;
+	cfs_process(g->d, buf);
+	cfs_arm_hold_timer(g);
+}
+
+int cfs_gate_open(struct cfs_gate **out, struct cfs_daemon *d, struct pc_loop *loop)
+{
+	struct cfs_gate *g = calloc(1, sizeof(*g));
+	int err;
+
+	*out = NULL;
+	if (!g)
+		return -ENOMEM;
+	g->d = d;
+	g->loop = loop;
+	g->replies_fd = -1;
+	pc_timer_init(&g->hold_timer, cfs_on_hold_timer, g);
+	err = cfs_start_holding(g);
+	if (err) {
+		free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+
+void cfs_gate_close(struct cfs_gate *g)
+{
+	if (!g)
+		return;
+	cfs_stop_holding(g);
+	cfs_drop_delayed(g);
+	free(g);
+}
+
+/* The loop has ended, but the notifier may be inside the kernel: an invalidation waits for a
+ * directory's lock, held by a caller whose request waits for an answer only this thread can
+ * give (a mutation in that directory, a stat of the mountpoint by fusermount). Keep answering
+ * requests, one at a time, until the notifier has left, or the session is gone. */
+static void cfs_drain_one(void *data, const struct fuse_buf *buf)
+{
+	struct cfs_daemon *d = data;
+
+	fuse_session_process_buf(d->se, buf);
+}
+
+void cfs_drain_notifier(struct cfs_daemon *d)
+{
+	struct fuse_buf buf = {0};
+	/* the ring's requests too: that caller may be waiting in one of its queues */
+	struct pollfd p[2] = {{fuse_session_fd(d->se), POLLIN, 0},
+			      {cfs_transport_ring_fd(d->transport), POLLIN, 0}};
+
+	if (!d->notifier)
+		return;
+	cfs_notifier_stopping(d->notifier);
+	while (!cfs_notifier_done(d->notifier)) {
+		if (poll(p, 2, 10) <= 0)
+			continue;
+		if (p[1].revents & POLLIN)
+			cfs_transport_serve_ring(d->transport, cfs_drain_one, d);
+		if (!(p[0].revents & POLLIN))
+			continue;
+		int n = fuse_session_receive_buf(d->se, &buf);
+		if (n == -EINTR || n == -EAGAIN)
+			continue;
+		if (n <= 0)
+			break; /* unmounted: the notifier's writes fail at once */
+		fuse_session_process_buf(d->se, &buf);
+	}
+	free(buf.mem);
+}
