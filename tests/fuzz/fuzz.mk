@@ -25,8 +25,8 @@ FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o $(CFS_TREE_SRCS:.c=.
 FUZZ_DAEMON_OBJS := $(addprefix $(FUZZ_BUILD)/fusefs/,control.o control_cmds.o fault.o \
 	coherence.o optable.o links.o paths.o notify.o latency.o record.o record_log.o \
 	transport.o)
-FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/pollcore/pollcore.o \
-	$(FUZZ_BUILD)/pollcore/pc_cgroup.o
+FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(addprefix $(FUZZ_BUILD)/pollcore/,pollcore.o \
+	pc_spin.o pc_cgroup.o)
 $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
 	-DG_LOG_DOMAIN=\"chainfs\"
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
