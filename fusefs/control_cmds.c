@@ -3,6 +3,7 @@
  * dump's reply is streamed in pieces as the client reads (control.c sends them).
  */
 #include "control_int.h"
+#include "errname.h"
 #include "fault.h"
 #include "notify.h"
 #include "paths.h"

@@ -1,4 +1,5 @@
 #include "fault.h"
+#include "errname.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -41,29 +42,10 @@ struct cfs_faults {
 	uint64_t logged;
 };
 
-/* The C library knows every errno's name (glibc 2.32: strerrorname_np); a rule may give a
- * name or a number, up to what the kernel takes in a reply (transport.h: a larger one would
- * leave the caller waiting for good over /dev/fuse, and give EINVAL over io_uring). */
+/* A rule may give an errno's name or number (errname.h), up to what the kernel takes in a
+ * reply (transport.h: a larger one would leave the caller waiting for good over /dev/fuse,
+ * and give EINVAL over io_uring). */
 enum { CFS_ERRNO_MAX = CFS_REPLY_ERRNO_MAX };
-
-const char *cfs_errno_name(int err)
-{
-	return err > 0 && err <= CFS_ERRNO_MAX ? strerrorname_np(err) : NULL;
-}
-
-static int cfs_errno_of(const char *s)
-{
-	char *end;
-	long v;
-
-	for (int e = 1; e <= CFS_ERRNO_MAX; e++) {
-		const char *name = strerrorname_np(e);
-		if (name && strcmp(name, s) == 0)
-			return e;
-	}
-	v = strtol(s, &end, 10);
-	return (*s && !*end && v > 0 && v <= CFS_ERRNO_MAX) ? (int)v : -1;
-}
 
 static void cfs_fault_free(gpointer p)
 {
@@ -171,7 +153,7 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 		return NULL;
 	}
 	if (strcmp(key, "errno") == 0)
-		return (r->err = cfs_errno_of(val)) < 0
+		return (r->err = cfs_errno_parse(val, CFS_ERRNO_MAX)) < 0
 			   ? "errno must be a name the C library knows (EIO) or a number 1..511: "
 			     "the kernel refuses a larger one in a reply"
 			   : NULL;
