@@ -1,5 +1,6 @@
 #include "fault.h"
 #include "errname.h"
+#include "json.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -348,18 +349,6 @@ bool cfs_fault_match(struct cfs_faults *f, enum cfs_op op, const char *path,
 	return false;
 }
 
-static void cfs_json_int(JsonBuilder *b, const char *name, gint64 v)
-{
-	json_builder_set_member_name(b, name);
-	json_builder_add_int_value(b, v);
-}
-
-static void cfs_json_string(JsonBuilder *b, const char *name, const char *v)
-{
-	json_builder_set_member_name(b, name);
-	json_builder_add_string_value(b, v);
-}
-
 static const char *cfs_fault_op_name(int op)
 {
 	return op == CFS_OP_MAX ? "any" : cfs_op_names[op];
@@ -367,14 +356,13 @@ static const char *cfs_fault_op_name(int op)
 
 static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
 {
+	const char *name = cfs_errno_name(r->err);
+
 	json_builder_begin_object(b);
 	cfs_json_int(b, "id", r->id);
-	cfs_json_string(b, "op", cfs_fault_op_name(r->op));
-	cfs_json_string(b, "path", r->glob);
-	cfs_json_string(b, "errno",
-			!r->err			 ? ""
-			: cfs_errno_name(r->err) ? cfs_errno_name(r->err)
-						 : "other");
+	cfs_json_str(b, "op", cfs_fault_op_name(r->op), -1);
+	cfs_json_str(b, "path", r->glob, -1);
+	cfs_json_str(b, "errno", !r->err ? "" : name ? name : "other", -1);
 	cfs_json_int(b, "short", r->short_len);
 	json_builder_set_member_name(b, "nowrite");
 	json_builder_add_boolean_value(b, r->nowrite);
@@ -383,7 +371,7 @@ static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
 	/* JSON numbers are doubles to many readers: a 64-bit seed goes as a string */
 	char seed[24];
 	snprintf(seed, sizeof(seed), "%" G_GUINT64_FORMAT, r->seed);
-	cfs_json_string(b, "seed", seed);
+	cfs_json_str(b, "seed", seed, -1);
 	cfs_json_int(b, "delay_ms", r->delay_ms);
 	cfs_json_int(b, "checks", (gint64)r->checks);
 	cfs_json_int(b, "hits", (gint64)r->hits);
@@ -404,12 +392,12 @@ static void cfs_fault_hit_json(const struct cfs_fault_hit *h, JsonBuilder *b)
 
 	json_builder_begin_object(b);
 	cfs_json_int(b, "id", h->id);
-	cfs_json_string(b, "op", cfs_op_names[h->op]);
-	cfs_json_string(b, "path", h->path);
+	cfs_json_str(b, "op", cfs_op_names[h->op], -1);
+	cfs_json_str(b, "path", h->path, -1);
 	json_builder_set_member_name(b, "prob");
 	json_builder_add_double_value(b, h->prob);
 	snprintf(seed, sizeof(seed), "%" G_GUINT64_FORMAT, h->seed);
-	cfs_json_string(b, "seed", seed);
+	cfs_json_str(b, "seed", seed, -1);
 	cfs_json_int(b, "check", (gint64)h->check); /* the rule's n-th matching request */
 	json_builder_set_member_name(b, "draw");
 	if (h->draw < 0)

@@ -12,7 +12,7 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o ops.o ops_write.o coherence.o \
 	optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o ctlpath.o \
-	latency.o record.o record_log.o transport.o mountflags.o errname.o)
+	latency.o record.o record_log.o transport.o mountflags.o errname.o json.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 # the FUSE-over-io_uring transport (transport.c) is built on Debian's liburing
 CFLAGS_URING = $(shell pkg-config --cflags liburing)
@@ -45,7 +45,7 @@ $(BUILD)/test_record: $(BUILD)/tests/test_record.o $(BUILD)/fusefs/record_log.o 
 $(BUILD)/tests/test_record.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 UNIT_TESTS += $(BUILD)/test_fault
 $(BUILD)/test_fault: $(BUILD)/tests/test_fault.o $(BUILD)/fusefs/fault.o $(BUILD)/fusefs/optable.o \
-	$(BUILD)/fusefs/errname.o
+	$(BUILD)/fusefs/errname.o $(BUILD)/fusefs/json.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_fault.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/fusefs/latency.o
