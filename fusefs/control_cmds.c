@@ -2,6 +2,7 @@
  * The control socket's commands: one request line in, one JSON reply out (json-glib). A
  * dump's reply is streamed in pieces as the client reads (control.c sends them).
  */
+#include "control_cmds.h"
 #include "control_int.h"
 #include "errname.h"
 #include "json.h"
@@ -546,10 +547,9 @@ struct cfs_cmd {
 };
 
 static const struct cfs_cmd cfs_cmds[] = {
-    {"ping", cmd_ping, false},	    {"stats", cmd_stats, false},     {"limits", cmd_limits, false},
-    {"mode", cmd_mode, false},	    {"resolve", cmd_resolve, false}, {"dump", cmd_dump, false},
-    {"fault", cmd_fault, false},    {"unmount", cmd_unmount, false}, {"drop", cmd_drop, false},
-    {"record", cmd_record, false},
+#define CFS_CTL_CMD(name, usage) {#name, cmd_##name, false},
+    CFS_CTL_COMMANDS(CFS_CTL_CMD) /* control_cmds.h */
+#undef CFS_CTL_CMD
 #define CFS_CTL_SPEC(name, ...) {#name, cmd_generate, true},
     CFS_SPEC_KEYWORDS(CFS_CTL_SPEC) /* every spec keyword, as a line */
 #undef CFS_CTL_SPEC
