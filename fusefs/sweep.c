@@ -470,14 +470,10 @@ static int sw_parse(int argc, char **argv, struct sw_opts *o)
 		case 'C':
 			o->kernel_copy = false;
 			break;
-		case 'c':
-			o->csv = optarg;
-			break;
+		case 'c': /* the options kept as given: --csv, --plot, --chainfs */
 		case 'p':
-			o->plot = optarg;
-			break;
 		case 'b':
-			o->chainfs = optarg;
+			*(c == 'c' ? &o->csv : c == 'p' ? &o->plot : &o->chainfs) = optarg;
 			break;
 		case 'h':
 			fputs(sw_usage, stdout);
