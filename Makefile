@@ -20,7 +20,9 @@ LDFLAGS += $(SAN)
 PKG_FUSE = $(shell pkg-config --cflags --libs fuse3)
 PKG_GLIB = $(shell pkg-config --cflags --libs glib-2.0 json-glib-1.0)
 PKG_CHECK = $(shell pkg-config --cflags --libs check)
-CFLAGS_FUSE = $(shell pkg-config --cflags fuse3 glib-2.0 json-glib-1.0)
+# the libfuse API the daemon is written against, for every file that includes its headers
+# (fuse_common.h refuses to build without it)
+CFLAGS_FUSE = $(shell pkg-config --cflags fuse3 glib-2.0 json-glib-1.0) -DFUSE_USE_VERSION=312
 LIBS_FUSE = $(shell pkg-config --libs fuse3 glib-2.0 json-glib-1.0)
 CFLAGS_CHECK = $(shell pkg-config --cflags check)
 LIBS_CHECK = $(shell pkg-config --libs check)

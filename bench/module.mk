@@ -13,7 +13,7 @@ BENCH_SCRIPTS += bench/transport/run.sh
 
 $(BUILD)/bench_timeit: $(BUILD)/bench/walk/bench_timeit.o
 	$(CC) $(LDFLAGS) -o $@ $^
-$(BUILD)/bench_chains: $(BUILD)/bench/chains/bench_chains.o
+$(BUILD)/bench_chains: $(BUILD)/bench/chains/bench_chains.o $(BUILD)/fusefs/errname.o
 	$(CC) $(LDFLAGS) -o $@ $^
 $(BUILD)/bench_rtt: $(BUILD)/bench/transport/rtt.o
 	$(CC) $(LDFLAGS) -o $@ $^ -lm

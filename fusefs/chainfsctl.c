@@ -5,6 +5,7 @@
  * (or as the raw JSON line with --json). Exit status: 0, or 1 on an error reply (and when a
  * `resolve` walk fails, as namei does), 2 on a usage or connection problem.
  */
+#include "control_cmds.h"
 #include "ctlpath.h"
 #include "replay.h"
 #include "spec.h"
@@ -222,20 +223,10 @@ static int print_reply(const char *cmd, JsonObject *o)
 	return 0;
 }
 
-/* The commands, for the usage text and for completion (--commands): one table. */
-static const char *const cfs_commands[][2] = {
-    {"ping", ""},
-    {"stats", "[reset]"},
-    {"limits", "[nest=N] [total=N]"},
-    {"mode", "kernel|collapse|server"},
-    {"resolve", "[nofollow] PATH"},
-    {"dump", ""},
-    {"drop", "(the mount's kernel caches, for cold runs)"},
-    {"fault", "add|remove|list|log|clear (add op=OP path=GLOB errno=E|short=N|nowrite|delay=MS "
-	      "[prob=P] [seed=S]; remove ID)"},
-    {"record", "start FILE|replace FILE|stop (no argument: the status)"},
-    {"unmount", ""},
-};
+/* The commands, for the usage text and for completion (--commands): the daemon's table. */
+#define CFS_CTL_COMMAND(name, usage) {#name, usage},
+static const char *const cfs_commands[][2] = {CFS_CTL_COMMANDS(CFS_CTL_COMMAND)};
+#undef CFS_CTL_COMMAND
 /* spec lines run at runtime (chainfs-spec(5)) */
 #define CFS_SPEC_WORD(name, ...) #name,
 static const char *const cfs_spec_words[] = {CFS_SPEC_KEYWORDS(CFS_SPEC_WORD)};

@@ -8,7 +8,6 @@
 #ifndef CHAINFS_COHERENCE_H
 #define CHAINFS_COHERENCE_H
 
-#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
 #include <glib.h>

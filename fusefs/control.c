@@ -10,6 +10,7 @@
  * loop serves FUSE and other clients, and this client's further requests wait unread.
  */
 #include "control_int.h"
+#include "json.h"
 #include "notify.h"
 
 #include <errno.h>

@@ -2,7 +2,10 @@
  * The control socket's commands: one request line in, one JSON reply out (json-glib). A
  * dump's reply is streamed in pieces as the client reads (control.c sends them).
  */
+#include "control_cmds.h"
 #include "control_int.h"
+#include "errname.h"
+#include "json.h"
 #include "fault.h"
 #include "notify.h"
 #include "paths.h"
@@ -11,107 +14,10 @@
 #include <errno.h>
 #include <json-glib/json-glib.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---- replies ---- */
-
-/*
- * The generated text, made valid JSON whatever the builder was given:
- * - json-glib copies strings as given, and the fault list holds rule globs as the client
- *   sent them (cfs_json_str makes its own strings valid, fault.c does not), so invalid UTF-8
- *   is replaced as cfs_json_str would (outside strings the text is ASCII, and no decoder
- *   takes an ASCII byte into a sequence, so only string contents change);
- * - json-glib (1.6 at least) writes U+001F raw inside a string, which JSON forbids (RFC 8259,
- *   section 7) and strict parsers such as Python's refuse. Without pretty-printing a control
- *   byte can only stand inside a string, so each one left becomes its \u escape.
- */
-static char *cfs_json_clean(char *s)
-{
-	const char *p;
-	GString *out;
-
-	if (!g_utf8_validate(s, -1, NULL)) {
-		char *valid = g_utf8_make_valid(s, -1);
-		g_free(s);
-		s = valid;
-	}
-	for (p = s; *p && (unsigned char)*p >= 0x20; p++)
-		;
-	if (!*p)
-		return s;
-	out = g_string_new_len(s, p - s);
-	for (; *p; p++) {
-		if ((unsigned char)*p < 0x20)
-			g_string_append_printf(out, "\\u%04x", (unsigned char)*p);
-		else
-			g_string_append_c(out, *p);
-	}
-	g_free(s);
-	return g_string_free(out, FALSE);
-}
-
-static char *cfs_json_finish(JsonBuilder *b)
-{
-	JsonGenerator *g = json_generator_new();
-	JsonNode *root;
-	char *s;
-
-	json_builder_end_object(b);
-	root = json_builder_get_root(b);
-	json_generator_set_root(g, root);
-	s = json_generator_to_data(g, NULL);
-	json_node_unref(root);
-	g_object_unref(g);
-	g_object_unref(b);
-	return cfs_json_clean(s);
-}
-
-static JsonBuilder *cfs_json_ok(void)
-{
-	JsonBuilder *b = json_builder_new();
-
-	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "ok");
-	json_builder_add_boolean_value(b, TRUE);
-	return b;
-}
-
-/* Text from the tree or the client may hold any bytes; JSON strings must be UTF-8. */
-static void cfs_json_str(JsonBuilder *b, const char *key, const char *s, gssize len)
-{
-	gchar *v = g_utf8_make_valid(s, len);
-
-	json_builder_set_member_name(b, key);
-	json_builder_add_string_value(b, v);
-	g_free(v);
-}
-
-static void cfs_json_int(JsonBuilder *b, const char *key, int64_t v)
-{
-	json_builder_set_member_name(b, key);
-	json_builder_add_int_value(b, v);
-}
-
-char *cfs_json_error(const char *fmt, ...)
-{
-	JsonBuilder *b = json_builder_new();
-	va_list ap;
-	char *msg;
-
-	va_start(ap, fmt);
-	msg = g_strdup_vprintf(fmt, ap);
-	va_end(ap);
-	json_builder_begin_object(b);
-	json_builder_set_member_name(b, "ok");
-	json_builder_add_boolean_value(b, FALSE);
-	cfs_json_str(b, "error", msg, -1);
-	g_free(msg);
-	return cfs_json_finish(b);
-}
 
 static const char *cfs_kind_name(enum rs_kind k)
 {
@@ -443,25 +349,6 @@ static char *cmd_resolve(struct cfs_control *c, const char *args)
 	return cfs_json_finish(b);
 }
 
-/* TEXT as the inside of a JSON string, escaped exactly as the builder escapes a whole
- * reply (escapes are per character, and pieces end with a line, so pieces join up). */
-static void cfs_json_append_body(GString *out, const char *text, size_t len)
-{
-	JsonNode *n = json_node_alloc();
-	JsonGenerator *g = json_generator_new();
-	gchar *v = g_utf8_make_valid(text, (gssize)len);
-	char *q;
-
-	json_node_init_string(n, v);
-	json_generator_set_root(g, n);
-	q = cfs_json_clean(json_generator_to_data(g, NULL));
-	g_string_append_len(out, q + 1, (gssize)strlen(q) - 2); /* without the quotes */
-	g_free(q);
-	g_free(v);
-	g_object_unref(g);
-	json_node_unref(n);
-}
-
 /* The next piece of a dump, into the dump's text; 1 more to come, 0 done, or -errno. */
 static int cfs_dump_next(struct cfs_spec_dumper *d, GString *into, size_t want)
 {
@@ -660,10 +547,9 @@ struct cfs_cmd {
 };
 
 static const struct cfs_cmd cfs_cmds[] = {
-    {"ping", cmd_ping, false},	    {"stats", cmd_stats, false},     {"limits", cmd_limits, false},
-    {"mode", cmd_mode, false},	    {"resolve", cmd_resolve, false}, {"dump", cmd_dump, false},
-    {"fault", cmd_fault, false},    {"unmount", cmd_unmount, false}, {"drop", cmd_drop, false},
-    {"record", cmd_record, false},
+#define CFS_CTL_CMD(name, usage) {#name, cmd_##name, false},
+    CFS_CTL_COMMANDS(CFS_CTL_CMD) /* control_cmds.h */
+#undef CFS_CTL_CMD
 #define CFS_CTL_SPEC(name, ...) {#name, cmd_generate, true},
     CFS_SPEC_KEYWORDS(CFS_CTL_SPEC) /* every spec keyword, as a line */
 #undef CFS_CTL_SPEC

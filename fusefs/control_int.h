@@ -36,8 +36,6 @@ struct cfs_control {
 	int wake_fd;		   /* the notifier's: delivered what a held reply waits for */
 };
 
-/* A JSON error reply (control_cmds.c). */
-char *cfs_json_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* The next piece of CL's streamed dump into its output; at the end the dump is freed
  * (control_cmds.c). */
 void cfs_dump_piece(struct cfs_client *cl);

@@ -5,7 +5,6 @@
 #ifndef CHAINFS_DAEMON_H
 #define CHAINFS_DAEMON_H
 
-#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
 #include "coherence.h"

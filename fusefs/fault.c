@@ -1,4 +1,6 @@
 #include "fault.h"
+#include "errname.h"
+#include "json.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -41,29 +43,10 @@ struct cfs_faults {
 	uint64_t logged;
 };
 
-/* The C library knows every errno's name (glibc 2.32: strerrorname_np); a rule may give a
- * name or a number, up to what the kernel takes in a reply (transport.h: a larger one would
- * leave the caller waiting for good over /dev/fuse, and give EINVAL over io_uring). */
+/* A rule may give an errno's name or number (errname.h), up to what the kernel takes in a
+ * reply (transport.h: a larger one would leave the caller waiting for good over /dev/fuse,
+ * and give EINVAL over io_uring). */
 enum { CFS_ERRNO_MAX = CFS_REPLY_ERRNO_MAX };
-
-const char *cfs_errno_name(int err)
-{
-	return err > 0 && err <= CFS_ERRNO_MAX ? strerrorname_np(err) : NULL;
-}
-
-static int cfs_errno_of(const char *s)
-{
-	char *end;
-	long v;
-
-	for (int e = 1; e <= CFS_ERRNO_MAX; e++) {
-		const char *name = strerrorname_np(e);
-		if (name && strcmp(name, s) == 0)
-			return e;
-	}
-	v = strtol(s, &end, 10);
-	return (*s && !*end && v > 0 && v <= CFS_ERRNO_MAX) ? (int)v : -1;
-}
 
 static void cfs_fault_free(gpointer p)
 {
@@ -171,7 +154,7 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 		return NULL;
 	}
 	if (strcmp(key, "errno") == 0)
-		return (r->err = cfs_errno_of(val)) < 0
+		return (r->err = cfs_errno_parse(val, CFS_ERRNO_MAX)) < 0
 			   ? "errno must be a name the C library knows (EIO) or a number 1..511: "
 			     "the kernel refuses a larger one in a reply"
 			   : NULL;
@@ -366,18 +349,6 @@ bool cfs_fault_match(struct cfs_faults *f, enum cfs_op op, const char *path,
 	return false;
 }
 
-static void cfs_json_int(JsonBuilder *b, const char *name, gint64 v)
-{
-	json_builder_set_member_name(b, name);
-	json_builder_add_int_value(b, v);
-}
-
-static void cfs_json_string(JsonBuilder *b, const char *name, const char *v)
-{
-	json_builder_set_member_name(b, name);
-	json_builder_add_string_value(b, v);
-}
-
 static const char *cfs_fault_op_name(int op)
 {
 	return op == CFS_OP_MAX ? "any" : cfs_op_names[op];
@@ -385,14 +356,13 @@ static const char *cfs_fault_op_name(int op)
 
 static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
 {
+	const char *name = cfs_errno_name(r->err);
+
 	json_builder_begin_object(b);
 	cfs_json_int(b, "id", r->id);
-	cfs_json_string(b, "op", cfs_fault_op_name(r->op));
-	cfs_json_string(b, "path", r->glob);
-	cfs_json_string(b, "errno",
-			!r->err			 ? ""
-			: cfs_errno_name(r->err) ? cfs_errno_name(r->err)
-						 : "other");
+	cfs_json_str(b, "op", cfs_fault_op_name(r->op), -1);
+	cfs_json_str(b, "path", r->glob, -1);
+	cfs_json_str(b, "errno", !r->err ? "" : name ? name : "other", -1);
 	cfs_json_int(b, "short", r->short_len);
 	json_builder_set_member_name(b, "nowrite");
 	json_builder_add_boolean_value(b, r->nowrite);
@@ -401,7 +371,7 @@ static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
 	/* JSON numbers are doubles to many readers: a 64-bit seed goes as a string */
 	char seed[24];
 	snprintf(seed, sizeof(seed), "%" G_GUINT64_FORMAT, r->seed);
-	cfs_json_string(b, "seed", seed);
+	cfs_json_str(b, "seed", seed, -1);
 	cfs_json_int(b, "delay_ms", r->delay_ms);
 	cfs_json_int(b, "checks", (gint64)r->checks);
 	cfs_json_int(b, "hits", (gint64)r->hits);
@@ -422,12 +392,12 @@ static void cfs_fault_hit_json(const struct cfs_fault_hit *h, JsonBuilder *b)
 
 	json_builder_begin_object(b);
 	cfs_json_int(b, "id", h->id);
-	cfs_json_string(b, "op", cfs_op_names[h->op]);
-	cfs_json_string(b, "path", h->path);
+	cfs_json_str(b, "op", cfs_op_names[h->op], -1);
+	cfs_json_str(b, "path", h->path, -1);
 	json_builder_set_member_name(b, "prob");
 	json_builder_add_double_value(b, h->prob);
 	snprintf(seed, sizeof(seed), "%" G_GUINT64_FORMAT, h->seed);
-	cfs_json_string(b, "seed", seed);
+	cfs_json_str(b, "seed", seed, -1);
 	cfs_json_int(b, "check", (gint64)h->check); /* the rule's n-th matching request */
 	json_builder_set_member_name(b, "draw");
 	if (h->draw < 0)

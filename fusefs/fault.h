@@ -52,7 +52,4 @@ struct cfs_fault_effect {
 bool cfs_fault_match(struct cfs_faults *f, enum cfs_op op, const char *path,
 		     enum cfs_fault_kind kind, struct cfs_fault_effect *out);
 
-/* An errno's name ("EIO") or NULL. */
-const char *cfs_errno_name(int err);
-
 #endif

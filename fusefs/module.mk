@@ -12,7 +12,7 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o gate.o ops.o ops_write.o coherence.o \
 	optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o ctlpath.o \
-	latency.o record.o record_log.o transport.o mountflags.o)
+	latency.o record.o record_log.o transport.o mountflags.o errname.o json.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 # the FUSE-over-io_uring transport (transport.c) is built on Debian's liburing
 CFLAGS_URING = $(shell pkg-config --cflags liburing)
@@ -21,10 +21,11 @@ $(BUILD)/fusefs/transport.o: CFLAGS += $(CFLAGS_URING)
 
 BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/chainfs-sweep
 TEST_BINS += $(BUILD)/cfs-probe
-$(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o
+$(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o $(BUILD)/fusefs/errname.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o \
-	$(BUILD)/fusefs/replay.o $(BUILD)/fusefs/replay_line.o $(BUILD)/fusefs/replay_at.o
+	$(BUILD)/fusefs/replay.o $(BUILD)/fusefs/replay_line.o $(BUILD)/fusefs/replay_at.o \
+	$(BUILD)/fusefs/errname.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfs: $(CFS_DAEMON_OBJS) $(CFS_LIB) $(PC_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE) $(LIBS_URING) -lpthread
@@ -38,11 +39,13 @@ $(BUILD)/cfs-mount-diff: $(BUILD)/tests/mount_diff.o
 
 UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec $(BUILD)/test_links $(BUILD)/test_latency
 UNIT_TESTS += $(BUILD)/test_record
-$(BUILD)/test_record: $(BUILD)/tests/test_record.o $(BUILD)/fusefs/record_log.o
+$(BUILD)/test_record: $(BUILD)/tests/test_record.o $(BUILD)/fusefs/record_log.o \
+	$(BUILD)/fusefs/errname.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE) -lpthread
 $(BUILD)/tests/test_record.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 UNIT_TESTS += $(BUILD)/test_fault
-$(BUILD)/test_fault: $(BUILD)/tests/test_fault.o $(BUILD)/fusefs/fault.o $(BUILD)/fusefs/optable.o
+$(BUILD)/test_fault: $(BUILD)/tests/test_fault.o $(BUILD)/fusefs/fault.o $(BUILD)/fusefs/optable.o \
+	$(BUILD)/fusefs/errname.o $(BUILD)/fusefs/json.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_fault.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/fusefs/latency.o

@@ -2,7 +2,6 @@
 #ifndef CHAINFS_NOTIFY_H
 #define CHAINFS_NOTIFY_H
 
-#define FUSE_USE_VERSION 312
 #include <fuse_lowlevel.h>
 
 #include <stdbool.h>

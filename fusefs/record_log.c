@@ -3,6 +3,7 @@
  * (the writer) share a byte ring through two counters that only grow: the loop owns head,
  * the writer owns tail, so neither ever waits for the other.
  */
+#include "errname.h"
 #include "record.h"
 
 #include <errno.h>
@@ -266,7 +267,7 @@ static void cfs_put_str(struct cfs_recorder *r, const char *key, const char *s)
 
 static void cfs_format(struct cfs_recorder *r, const struct cfs_record_entry *e)
 {
-	const char *name = e->err > 0 ? strerrorname_np(e->err) : NULL;
+	const char *name = cfs_errno_name(e->err);
 
 	r->len = 0;
 	cfs_putf(r, "{\"t_ns\":%llu,\"op\":\"%s\",\"nodeid\":%llu,\"pid\":%u",

@@ -11,6 +11,7 @@
  * counted. A line that is not a recorded request (replay_line.c) stops the replay with its
  * number.
  */
+#include "errname.h"
 #include "replay.h"
 #include "replay_int.h"
 
@@ -48,7 +49,7 @@ static uint64_t now_ns(void)
 static const char *err_name(int err)
 {
 	static char num[16];
-	const char *n = err ? strerrorname_np(err) : "0";
+	const char *n = err ? cfs_errno_name(err) : "0";
 
 	if (n)
 		return n;

@@ -7,6 +7,7 @@
  * socket (`drop`), never a global drop_caches. Progress goes to stderr.
  */
 #include "ctlpath.h"
+#include "errname.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -221,29 +222,18 @@ static int sw_path(const struct sw_target *t, const struct sw_cell *c, char *out
 	return n < (int)size ? 0 : -ENAMETOOLONG;
 }
 
+/* A walk's result for the CSV: "ok", the errno's name, else E<number>. */
 static const char *sw_errname(int e)
 {
 	static char buf[16];
+	const char *name = cfs_errno_name(e);
 
-	switch (e) {
-	case 0:
+	if (!e)
 		return "ok";
-	case ENOENT:
-		return "ENOENT";
-	case ELOOP:
-		return "ELOOP";
-	case ENOTDIR:
-		return "ENOTDIR";
-	case EACCES:
-		return "EACCES";
-	case ENAMETOOLONG:
-		return "ENAMETOOLONG";
-	case EIO:
-		return "EIO";
-	default:
-		snprintf(buf, sizeof(buf), "E%d", e);
-		return buf;
-	}
+	if (name)
+		return name;
+	snprintf(buf, sizeof(buf), "E%d", e);
+	return buf;
 }
 
 static int sw_cell(const struct sw_target *t, const struct sw_cell *c)
@@ -480,14 +470,10 @@ static int sw_parse(int argc, char **argv, struct sw_opts *o)
 		case 'C':
 			o->kernel_copy = false;
 			break;
-		case 'c':
-			o->csv = optarg;
-			break;
+		case 'c': /* the options kept as given: --csv, --plot, --chainfs */
 		case 'p':
-			o->plot = optarg;
-			break;
 		case 'b':
-			o->chainfs = optarg;
+			*(c == 'c' ? &o->csv : c == 'p' ? &o->plot : &o->chainfs) = optarg;
 			break;
 		case 'h':
 			fputs(sw_usage, stdout);

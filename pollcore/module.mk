@@ -1,7 +1,7 @@
 # pollcore/: the poll(2) event loop with an inline fd table. Pure C11 + POSIX/Linux: no libev,
 # no GLib (libev appears only in bench/poll, as the peer it is measured against).
 PC_LIB := $(BUILD)/libpollcore.a
-PC_OBJS := $(BUILD)/pollcore/pollcore.o $(BUILD)/pollcore/pc_cgroup.o
+PC_OBJS := $(addprefix $(BUILD)/pollcore/,pollcore.o pc_spin.o pc_cgroup.o)
 
 $(PC_LIB): $(PC_OBJS)
 	$(AR) rcs $@ $^

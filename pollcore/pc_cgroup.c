@@ -1,5 +1,5 @@
 /*
- * The cgroup CPU quota, for the spin (pollcore.c): a container held to 1 CPU has 1 to spare,
+ * The cgroup CPU quota, for the spin (pc_spin.c): a container held to 1 CPU has 1 to spare,
  * whatever the affinity mask says. cgroup v2 and v1, the tightest level binding.
  */
 #include "pc_int.h"

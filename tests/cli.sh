@@ -39,6 +39,21 @@ fi
 mkdir "$T/im"
 check "the installed chainfs-mount mounts with the chainfs beside it" \
 	sh -c "env -u CHAINFS '$T/inst/usr/bin/chainfs-mount' '$T/im' && test -e '$T/im/README'"
+# the completion offers the daemon's own command table (control_cmds.h, spec.h): every word it
+# completes is one the daemon knows, and it offers as many as chainfsctl --commands lists
+# (unmount, which would end the mount, is left out)
+if [ -n "$words" ]; then
+	unknown=
+	for w in $words; do
+		[ "$w" = unmount ] && continue
+		timeout 60 "$CTL" --json "$T/im" "$w" 2>&1 | grep -q '"unknown command' && unknown="$unknown $w"
+	done
+	check "the daemon knows every command the completion offers (unknown:$unknown)" test -z "$unknown"
+	check "the completion offers every command" \
+		test "$(echo $words | wc -w)" -eq "$("$CTL" --commands | wc -l)"
+	check "... and the daemon still refuses one outside the table" \
+		sh -c "timeout 60 '$CTL' --json '$T/im' nosuchcommand | grep -q '\"unknown command: nosuchcommand'"
+fi
 "$T/inst/usr/bin/chainfs-mount" -u "$T/im"
 
 "$CHAINFS" --help >"$T/chelp" 2>&1

@@ -1,5 +1,6 @@
 # bash completion for chainfs and chainfsctl (installed by make install). The words come from
-# the programs' own --help, so the completion cannot drift from what they accept.
+# the programs' own --help (chainfsctl's from the daemon's table, control_cmds.h), so the
+# completion cannot drift from what they accept.
 
 _chainfsctl() {
 	local cur=${COMP_WORDS[COMP_CWORD]} i words nonopt=0

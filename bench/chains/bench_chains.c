@@ -16,6 +16,8 @@
  * first_errno: the first failure's errno name, or "-".
  * cpu_ns: this thread's CPU time (user + system) over the pass.
  */
+#include "errname.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -33,29 +35,18 @@ static unsigned long long clock_ns(clockid_t id)
 	return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+/* The first error's name for the table: "-" for none, else errname.h's, else errno<number>. */
 static const char *errname(int e)
 {
 	static char buf[16];
+	const char *name = cfs_errno_name(e);
 
-	switch (e) {
-	case 0:
+	if (!e)
 		return "-";
-	case ELOOP:
-		return "ELOOP";
-	case ENOENT:
-		return "ENOENT";
-	case ENOTDIR:
-		return "ENOTDIR";
-	case ENAMETOOLONG:
-		return "ENAMETOOLONG";
-	case ENOMEM:
-		return "ENOMEM";
-	case EIO:
-		return "EIO";
-	default:
-		snprintf(buf, sizeof(buf), "errno%d", e);
-		return buf;
-	}
+	if (name)
+		return name;
+	snprintf(buf, sizeof(buf), "errno%d", e);
+	return buf;
 }
 
 static int one(const char *op, const char *path)

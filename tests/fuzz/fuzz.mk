@@ -24,9 +24,9 @@ FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o $(CFS_TREE_SRCS:.c=.
 # Compiled as the daemon's own files are (fusefs/module.mk).
 FUZZ_DAEMON_OBJS := $(addprefix $(FUZZ_BUILD)/fusefs/,control.o control_cmds.o fault.o \
 	coherence.o optable.o links.o paths.o notify.o latency.o record.o record_log.o \
-	transport.o)
-FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/pollcore/pollcore.o \
-	$(FUZZ_BUILD)/pollcore/pc_cgroup.o
+	transport.o errname.o json.o)
+FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(addprefix $(FUZZ_BUILD)/pollcore/,pollcore.o \
+	pc_spin.o pc_cgroup.o)
 $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
 	-DG_LOG_DOMAIN=\"chainfs\"
 # gate: the request gate with libfuse and every handler, on a session without a mount: the
