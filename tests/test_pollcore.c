@@ -3,6 +3,7 @@
  * should be ready at once, a guard timer around pc_run()), so a broken loop fails the test
  * instead of hanging it.
  */
+#include "check_main.h"
 #include "pc.h"
 #include "pc_int.h"
 
@@ -1886,14 +1887,8 @@ static void raise_fd_limit(void)
 	}
 }
 
-int main(void)
+void unit_add_suites(SRunner *sr)
 {
-	SRunner *sr = srunner_create(pollcore_suite());
-	int failed;
-
 	raise_fd_limit();
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	srunner_add_suite(sr, pollcore_suite());
 }
