@@ -39,20 +39,22 @@ $(BUILD)/cfs-mount-diff: $(BUILD)/tests/mount_diff.o
 
 UNIT_TESTS += $(BUILD)/test_tree $(BUILD)/test_spec $(BUILD)/test_links $(BUILD)/test_latency
 UNIT_TESTS += $(BUILD)/test_record
-$(BUILD)/test_record: $(BUILD)/tests/test_record.o $(BUILD)/fusefs/record_log.o \
-	$(BUILD)/fusefs/errname.o
+$(BUILD)/test_record: $(BUILD)/tests/test_record.o $(BUILD)/tests/check_main.o \
+		$(BUILD)/fusefs/record_log.o $(BUILD)/fusefs/errname.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE) -lpthread
 $(BUILD)/tests/test_record.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 UNIT_TESTS += $(BUILD)/test_fault
-$(BUILD)/test_fault: $(BUILD)/tests/test_fault.o $(BUILD)/fusefs/fault.o $(BUILD)/fusefs/optable.o \
-	$(BUILD)/fusefs/errname.o $(BUILD)/fusefs/json.o
+$(BUILD)/test_fault: $(BUILD)/tests/test_fault.o $(BUILD)/tests/check_main.o \
+		$(BUILD)/fusefs/fault.o $(BUILD)/fusefs/optable.o $(BUILD)/fusefs/errname.o \
+		$(BUILD)/fusefs/json.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_fault.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
-$(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/fusefs/latency.o
+$(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/tests/check_main.o \
+		$(BUILD)/fusefs/latency.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_latency.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
-$(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/fusefs/links.o \
-	$(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
+$(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/tests/check_main.o \
+	$(BUILD)/fusefs/links.o $(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)

@@ -8,7 +8,7 @@ $(PC_LIB): $(PC_OBJS)
 
 UNIT_TESTS += $(BUILD)/test_pollcore
 $(BUILD)/tests/test_pollcore.o: CFLAGS += $(CFLAGS_CHECK)
-$(BUILD)/test_pollcore: $(BUILD)/tests/test_pollcore.o $(PC_LIB)
+$(BUILD)/test_pollcore: $(BUILD)/tests/test_pollcore.o $(BUILD)/tests/check_main.o $(PC_LIB)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK)
 
 # libev has no .pc file on Debian.

@@ -9,8 +9,6 @@ pidof_mount() {
 	"$FUSE_MOUNT" --pid "$1"
 }
 has_ping() { "$CTL" -s "$SOCK" ping >/dev/null 2>&1; }
-# the one delay rule has held a request
-held_once() { "$CTL" -s "$SOCK" --json fault list 2>/dev/null | grep -q '"hits":1[,}]'; }
 
 # A reader killed while its request waits 1.5 s in the daemon: the request is answered (or
 # dropped) later without harm, and everything else keeps working meanwhile. An OPEN (the
@@ -21,10 +19,12 @@ held_request() { # OP FILE
 	victim=$!
 	check "$1: the request reached the daemon's delay" wait_for held_once
 	kill -9 $victim
-	wait $victim 2>/dev/null
 	expect "ok file" stat "$M/README"
 	expect ok cat "$M/README"
-	sleep 1.5
+	# a request the daemon has read is waited for even by a killed caller: the reader ends
+	# when the held request has been answered
+	check "$1: the killed reader ends once its held request ran" wait_for gone $victim
+	wait $victim 2>/dev/null
 	check "$1: the daemon answers after the held request ran" has_ping
 	"$CTL" -s "$SOCK" fault clear >/dev/null
 }
@@ -57,18 +57,21 @@ unmount_cfs "$M"
 
 # SIGTERM while links are changed in one directory: the notifier may be in the kernel, waiting
 # for that directory's lock, held by a caller whose request only the daemon answers. The
-# daemon keeps answering until the notifier has left, and exits. 20 rounds, 5 s each at most;
-# the workers stop at a flag file and are killed with their children whatever happens.
+# daemon keeps answering until the notifier has left, and exits. 20 rounds, SIGTERM once the
+# daemon has served 100 of the changes' requests, 5 s for it to end; the workers stop at a
+# flag file and are killed with their children whatever happens.
 S=$T/stop
+SS=$T/stop.sock
 hung=0
+wait_s=5
 for round in $(seq 20); do
 	mkdir -p "$S"
 	rm -f "$T/halt"
 	# shellcheck disable=SC2086 # lib.sh: "" or two words
-	"$CHAINFS" -f $TRANSPORT_OPTS -o follow=server,ctl=none "$S" 2>>"$T/stop.log" &
+	"$CHAINFS" -f $TRANSPORT_OPTS -o "follow=server,ctl=$SS" "$S" 2>>"$T/stop.log" &
 	daemon=$!
 	PIDS="$PIDS $daemon"
-	for i in $(seq 100); do mountpoint -q "$S" && break; sleep 0.05; done
+	wait_for mountpoint -q "$S" || fail "round $round: mounted"
 	mkdir -p "$S/d/sub"
 	(
 		while [ ! -e "$T/halt" ]; do
@@ -83,10 +86,9 @@ for round in $(seq 20); do
 	) &
 	workers="$workers $!"
 	PIDS="$PIDS $workers"
-	sleep 0.3
+	wait_for served "$SS" 100 || fail "round $round: the changes are served"
 	kill -TERM "$daemon"
-	for i in $(seq 100); do kill -0 "$daemon" 2>/dev/null || break; sleep 0.05; done
-	kill -0 "$daemon" 2>/dev/null && hung=$((hung + 1))
+	wait_for gone "$daemon" || hung=$((hung + 1))
 	touch "$T/halt"
 	for w in $workers; do
 		pkill -9 -P "$w" 2>/dev/null
@@ -96,5 +98,6 @@ for round in $(seq 20); do
 	kill -9 "$daemon" 2>/dev/null
 	wait "$daemon" $workers 2>/dev/null
 done
+wait_s=10
 check "SIGTERM during changes: the daemon ends every time ($hung of 20 hung)" test "$hung" -eq 0
 finish

@@ -18,15 +18,6 @@ is_mounted() {
 alive() {
 	kill -0 "$1" 2>/dev/null
 }
-# gone PID: exited (a zombie waiting for its reaper counts), within 5 s
-gone() {
-	i=0
-	while alive "$1" && [ "$(sed -n 's/.*) //p' "/proc/$1/stat" | cut -c1)" != Z ]; do
-		[ $i -ge 50 ] && return 1
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 start_time() {
 	sed -n 's/.*) //p' "/proc/$1/stat" | cut -d' ' -f20
 }
@@ -42,7 +33,7 @@ pid=$("$FUSE_MOUNT" --pid "$M")
 check "--pid names the daemon" test "$(readlink "/proc/$pid/exe")" = "$CHAINFS"
 check "-u" "$FUSE_MOUNT" -u "$M"
 check "unmounted" not is_mounted "$M"
-check "the daemon is gone" gone "$pid"
+check "the daemon is gone" wait_for gone "$pid"
 check "--run" "$FUSE_MOUNT" --run 'test -L "$MNT/chains/5"'
 
 # The old predictable /tmp names are not used: a link planted as the log is not followed, a
@@ -84,8 +75,9 @@ check "mount a neighbour" mount_cfs "$M2"
 other=$("$FUSE_MOUNT" --pid "$M2")
 for planted in "$VICTIM $(start_time "$VICTIM")" "$other $(start_time "$other")"; do
 	check "mount again" mount_cfs "$M"
-	kill -9 "$("$FUSE_MOUNT" --pid "$M")"
-	sleep 0.3
+	pid=$("$FUSE_MOUNT" --pid "$M")
+	kill -9 "$pid"
+	check "the killed daemon is gone" wait_for gone "$pid"
 	echo "$planted" >"$ST/$key.pid"
 	check "-u with pidfile '$planted'" "$FUSE_MOUNT" -u "$M"
 	check "-u with pidfile '$planted': unmounted" not is_mounted "$M"

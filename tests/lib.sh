@@ -133,6 +133,14 @@ wait_for() {
 	done
 }
 
+# gone PID: the process has exited; a zombie not yet reaped counts (kill -0 still reaches it)
+gone() {
+	[ -e "/proc/$1" ] || return 0
+	[ "$(sed -n 's/.*) //p' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ]
+}
+# held_once: the one fault rule on $SOCK has been hit once (a delay rule: it holds a request)
+held_once() { ctl --json fault list 2>/dev/null | grep -q '"hits":1[,}]'; }
+
 # req SOCK OP: how many OP requests the daemon counted since the last `stats reset`
 req() {
 	timeout 30 "$CTL" -s "$1" stats |

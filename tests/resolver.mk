@@ -8,7 +8,8 @@ UNIT_TESTS += $(RS_SUITES)
 
 $(BUILD)/tests/test_resolver%.o: CFLAGS += $(CFLAGS_CHECK)
 
-$(RS_SUITES): $(BUILD)/%: $(BUILD)/tests/%.o $(RS_TEST_OBJS) $(TEST_SUPPORT_OBJS) $(RESOLVER_LIB)
+$(RS_SUITES): $(BUILD)/%: $(BUILD)/tests/%.o $(BUILD)/tests/check_main.o $(RS_TEST_OBJS) \
+		$(TEST_SUPPORT_OBJS) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) -lpthread
 
 # `rtree-materialize SEED DIR`: the random tree of SEED, as real files, for manual poking.

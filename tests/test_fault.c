@@ -2,12 +2,12 @@
  * Fault rules (fusefs/fault.c): what `fault add` accepts and refuses, ids that are never
  * given twice, seeded rules that hit the same requests every time, and the bounded log.
  */
+#include "check_main.h"
 #include "fault.h"
 
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* Add ARGS; the id, or -EINVAL with the message in *msg (freed by the caller). */
@@ -249,12 +249,10 @@ START_TEST(test_the_log_names_the_draw)
 }
 END_TEST
 
-int main(void)
+static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
 	TCase *tc = tcase_create("rules");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_refused_rules_say_why);
 	tcase_add_test(tc, test_errnos_the_kernel_takes_are_accepted);
@@ -266,9 +264,10 @@ int main(void)
 	tcase_add_test(tc, test_the_log_keeps_the_latest_hits_and_counts_the_rest);
 	tcase_add_test(tc, test_the_log_names_the_draw);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+void unit_add_suites(SRunner *sr)
+{
+	srunner_add_suite(sr, fault_suite());
 }

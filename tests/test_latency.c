@@ -2,6 +2,7 @@
  * Latency histograms (fusefs/latency.c): every value lands in the bucket of its power of two,
  * and a quantile is never below the true one nor more than twice it.
  */
+#include "check_main.h"
 #include "latency.h"
 
 #include <check.h>
@@ -66,20 +67,19 @@ START_TEST(test_quantiles_bound_the_true_value)
 }
 END_TEST
 
-int main(void)
+static Suite *latency_suite(void)
 {
 	Suite *s = suite_create("latency");
 	TCase *tc = tcase_create("histogram");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_buckets_are_powers_of_two);
 	tcase_add_test(tc, test_empty_histogram_answers_zero);
 	tcase_add_test(tc, test_quantiles_bound_the_true_value);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+void unit_add_suites(SRunner *sr)
+{
+	srunner_add_suite(sr, latency_suite());
 }

@@ -7,6 +7,7 @@
  * past the root) ends where chainfs's in-root walk of the stored targets ends. Seeds are printed;
  * CHAINFS_SEED=N replays one.
  */
+#include "check_main.h"
 #include "daemon.h"
 #include "links.h"
 #include "spec.h"
@@ -330,12 +331,7 @@ static Suite *links_suite(void)
 	return s;
 }
 
-int main(void)
+void unit_add_suites(SRunner *sr)
 {
-	SRunner *sr = srunner_create(links_suite());
-
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	srunner_add_suite(sr, links_suite());
 }

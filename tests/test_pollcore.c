@@ -3,6 +3,7 @@
  * should be ready at once, a guard timer around pc_run()), so a broken loop fails the test
  * instead of hanging it.
  */
+#include "check_main.h"
 #include "pc.h"
 #include "pc_int.h"
 
@@ -230,152 +231,90 @@ static void assert_calls(const struct party *p, int n, int calls, int odd, int o
 
 /* ---- readiness ---- */
 
-START_TEST(test_pipe_read_end_is_readable_after_write)
-{
-	struct pc_loop loop;
-	struct rec r = {0};
-	int p[2];
+/*
+ * One fd, one event: a pipe or a socketpair, one end watched, one thing done to the pair, and
+ * the revents its callback must then see (and nothing before that thing is done).
+ */
+enum pair_act {
+	ACT_NONE,	   /* already ready */
+	ACT_WRITE_PEER,	   /* a byte written into the other end */
+	ACT_CLOSE_PEER,	   /* the other end closed */
+	ACT_CLOSE_WATCHED, /* the watched fd closed behind the loop's back */
+};
 
-	init_loop(&loop, NULL);
-	make_pipe(p);
-	ck_assert_int_eq(pc_io_add(&loop, p[0], POLLIN, record_cb, &r), 0);
-	ck_assert_int_eq(pc_run_once(&loop, 0), 0);
-	ck_assert_int_eq(r.calls, 0);
-	put_byte(p[1]);
-	ck_assert_int_eq(pc_run_once(&loop, WAIT_MS), 0);
-	ck_assert_int_eq(r.calls, 1);
-	ck_assert_int_eq(r.fd, p[0]);
-	ck_assert_int_eq(r.revents, POLLIN);
-	pc_loop_destroy(&loop);
-	close_pair(p);
+static const struct {
+	const char *name;
+	bool socket; /* a socketpair, else a pipe (p[0] reads, p[1] writes) */
+	int watched; /* the end watched */
+	short events;
+	enum pair_act act;
+	int revents;
+	bool at_least; /* revents holds these bits, maybe more (a socket's hang-up) */
+} revents_cases[] = {
+    {"pipe read end is readable after write", false, 0, POLLIN, ACT_WRITE_PEER, POLLIN, false},
+    {"pipe write end is writable", false, 1, POLLOUT, ACT_NONE, POLLOUT, false},
+    {"socketpair is readable after send", true, 0, POLLIN, ACT_WRITE_PEER, POLLIN, false},
+    {"socketpair is writable", true, 0, POLLOUT, ACT_NONE, POLLOUT, false},
+    {"pipe peer close reports hup", false, 0, POLLIN, ACT_CLOSE_PEER, POLLHUP, false},
+    {"socketpair peer close reports hup", true, 0, POLLIN, ACT_CLOSE_PEER, POLLHUP, true},
+    /* a pipe with no reader reports POLLERR to its writer, asked for or not */
+    {"pollerr reaches a callback that did not ask for it", false, 1, 0, ACT_CLOSE_PEER, POLLERR,
+     false},
+    {"fd closed behind the loop reports nval", false, 0, POLLIN, ACT_CLOSE_WATCHED, POLLNVAL,
+     false},
+};
+
+static void pair_act(int fd[2], int watched, enum pair_act act)
+{
+	switch (act) {
+	case ACT_NONE:
+		break;
+	case ACT_WRITE_PEER:
+		put_byte(fd[!watched]);
+		break;
+	case ACT_CLOSE_PEER:
+		close(fd[!watched]);
+		fd[!watched] = -1;
+		break;
+	case ACT_CLOSE_WATCHED:
+		close(fd[watched]);
+		fd[watched] = -1;
+		break;
+	}
 }
-END_TEST
 
-START_TEST(test_pipe_write_end_is_writable)
+START_TEST(test_fd_event_reaches_its_callback_with_its_revents)
 {
+	const char *name = revents_cases[_i].name;
+	int watched = revents_cases[_i].watched, want = revents_cases[_i].revents;
 	struct pc_loop loop;
 	struct rec r = {0};
-	int p[2];
+	int fd[2], wfd;
 
 	init_loop(&loop, NULL);
-	make_pipe(p);
-	ck_assert_int_eq(pc_io_add(&loop, p[1], POLLOUT, record_cb, &r), 0);
+	if (revents_cases[_i].socket)
+		make_socketpair(fd);
+	else
+		make_pipe(fd);
+	wfd = fd[watched];
+	ck_assert_int_eq(pc_io_add(&loop, wfd, revents_cases[_i].events, record_cb, &r), 0);
+	if (revents_cases[_i].act != ACT_NONE) {
+		ck_assert_int_eq(pc_run_once(&loop, 0), 0);
+		ck_assert_msg(r.calls == 0, "%s: called before the event", name);
+	}
+	pair_act(fd, watched, revents_cases[_i].act);
 	ck_assert_int_eq(pc_run_once(&loop, WAIT_MS), 0);
-	ck_assert_int_eq(r.calls, 1);
-	ck_assert_int_eq(r.fd, p[1]);
-	ck_assert_int_eq(r.revents, POLLOUT);
+	ck_assert_msg(r.calls == 1, "%s: %d calls", name, r.calls);
+	ck_assert_msg(r.fd == wfd, "%s: called for fd %d, not %d", name, r.fd, wfd);
+	ck_assert_msg(revents_cases[_i].at_least ? (r.revents & want) == want : r.revents == want,
+		      "%s: revents %#x, want %s%#x", name, r.revents,
+		      revents_cases[_i].at_least ? "at least " : "", want);
+	/* even a closed fd's watcher comes off the table by its number */
+	ck_assert_int_eq(pc_io_del(&loop, wfd), 0);
 	pc_loop_destroy(&loop);
-	close_pair(p);
-}
-END_TEST
-
-START_TEST(test_socketpair_is_readable_after_send)
-{
-	struct pc_loop loop;
-	struct rec r = {0};
-	int s[2];
-
-	init_loop(&loop, NULL);
-	make_socketpair(s);
-	ck_assert_int_eq(pc_io_add(&loop, s[0], POLLIN, record_cb, &r), 0);
-	ck_assert_int_eq(pc_run_once(&loop, 0), 0);
-	ck_assert_int_eq(r.calls, 0);
-	put_byte(s[1]);
-	ck_assert_int_eq(pc_run_once(&loop, WAIT_MS), 0);
-	ck_assert_int_eq(r.calls, 1);
-	ck_assert_int_eq(r.revents, POLLIN);
-	pc_loop_destroy(&loop);
-	close_pair(s);
-}
-END_TEST
-
-START_TEST(test_socketpair_is_writable)
-{
-	struct pc_loop loop;
-	struct rec r = {0};
-	int s[2];
-
-	init_loop(&loop, NULL);
-	make_socketpair(s);
-	ck_assert_int_eq(pc_io_add(&loop, s[0], POLLOUT, record_cb, &r), 0);
-	ck_assert_int_eq(pc_run_once(&loop, WAIT_MS), 0);
-	ck_assert_int_eq(r.calls, 1);
-	ck_assert_int_eq(r.revents, POLLOUT);
-	pc_loop_destroy(&loop);
-	close_pair(s);
-}
-END_TEST
-
-START_TEST(test_pipe_peer_close_reports_hup)
-{
-	struct pc_loop loop;
-	struct rec r = {0};
-	int p[2];
-
-	init_loop(&loop, NULL);
-	make_pipe(p);
-	ck_assert_int_eq(pc_io_add(&loop, p[0], POLLIN, record_cb, &r), 0);
-	close(p[1]);
-	ck_assert_int_eq(pc_run_once(&loop, WAIT_MS), 0);
-	ck_assert_int_eq(r.calls, 1);
-	ck_assert_int_eq(r.revents, POLLHUP);
-	pc_loop_destroy(&loop);
-	close(p[0]);
-}
-END_TEST
-
-START_TEST(test_socketpair_peer_close_reports_hup)
-{
-	struct pc_loop loop;
-	struct rec r = {0};
-	int s[2];
-
-	init_loop(&loop, NULL);
-	make_socketpair(s);
-	ck_assert_int_eq(pc_io_add(&loop, s[0], POLLIN, record_cb, &r), 0);
-	close(s[1]);
-	ck_assert_int_eq(pc_run_once(&loop, WAIT_MS), 0);
-	ck_assert_int_eq(r.calls, 1);
-	ck_assert(r.revents & POLLHUP);
-	pc_loop_destroy(&loop);
-	close(s[0]);
-}
-END_TEST
-
-START_TEST(test_pollerr_reaches_callback_that_did_not_ask_for_it)
-{
-	struct pc_loop loop;
-	struct rec r = {0};
-	int p[2];
-
-	init_loop(&loop, NULL);
-	make_pipe(p);
-	ck_assert_int_eq(pc_io_add(&loop, p[1], 0, record_cb, &r), 0);
-	close(p[0]); /* a pipe with no reader reports POLLERR to its writer */
-	ck_assert_int_eq(pc_run_once(&loop, WAIT_MS), 0);
-	ck_assert_int_eq(r.calls, 1);
-	ck_assert_int_eq(r.revents, POLLERR);
-	pc_loop_destroy(&loop);
-	close(p[1]);
-}
-END_TEST
-
-START_TEST(test_fd_closed_behind_the_loop_reports_nval)
-{
-	struct pc_loop loop;
-	struct rec r = {0};
-	int p[2];
-
-	init_loop(&loop, NULL);
-	make_pipe(p);
-	ck_assert_int_eq(pc_io_add(&loop, p[0], POLLIN, record_cb, &r), 0);
-	close(p[0]);
-	ck_assert_int_eq(pc_run_once(&loop, WAIT_MS), 0);
-	ck_assert_int_eq(r.calls, 1);
-	ck_assert_int_eq(r.revents, POLLNVAL);
-	ck_assert_int_eq(pc_io_del(&loop, p[0]), 0);
-	pc_loop_destroy(&loop);
-	close(p[1]);
+	for (int i = 0; i < 2; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
 }
 END_TEST
 
@@ -1861,14 +1800,8 @@ static Suite *pollcore_suite(void)
 	TCase *sigs = tcase_create("signals");
 	TCase *spin = tcase_create("spinning");
 
-	tcase_add_test(io, test_pipe_read_end_is_readable_after_write);
-	tcase_add_test(io, test_pipe_write_end_is_writable);
-	tcase_add_test(io, test_socketpair_is_readable_after_send);
-	tcase_add_test(io, test_socketpair_is_writable);
-	tcase_add_test(io, test_pipe_peer_close_reports_hup);
-	tcase_add_test(io, test_socketpair_peer_close_reports_hup);
-	tcase_add_test(io, test_pollerr_reaches_callback_that_did_not_ask_for_it);
-	tcase_add_test(io, test_fd_closed_behind_the_loop_reports_nval);
+	tcase_add_loop_test(io, test_fd_event_reaches_its_callback_with_its_revents, 0,
+			    N_OF(revents_cases));
 	tcase_add_test(io, test_timeout_with_nothing_ready_returns_after_timeout_without_callbacks);
 	tcase_add_test(io, test_unread_data_is_reported_again_on_the_next_pass);
 	tcase_add_test(io, test_modify_changes_the_events_reported);
@@ -1954,14 +1887,8 @@ static void raise_fd_limit(void)
 	}
 }
 
-int main(void)
+void unit_add_suites(SRunner *sr)
 {
-	SRunner *sr = srunner_create(pollcore_suite());
-	int failed;
-
 	raise_fd_limit();
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	srunner_add_suite(sr, pollcore_suite());
 }

@@ -4,6 +4,7 @@
  * wrap; a path that is not UTF-8 goes as hex. The file is made new and 0600, never through a
  * planted link, and replaced only when asked, only if it is a plain file of the caller's.
  */
+#include "check_main.h"
 #include "record.h"
 
 #include <check.h>
@@ -265,12 +266,10 @@ out:
 }
 END_TEST
 
-int main(void)
+static Suite *record_suite(void)
 {
 	Suite *s = suite_create("record");
 	TCase *tc = tcase_create("ring");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, test_a_line_is_json_with_the_errno_name);
 	tcase_add_test(tc, test_lines_that_do_not_fit_are_dropped_and_counted);
@@ -281,9 +280,10 @@ int main(void)
 			    (int)G_N_ELEMENTS(file_cases));
 	tcase_set_timeout(tc, 30);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return s;
+}
+
+void unit_add_suites(SRunner *sr)
+{
+	srunner_add_suite(sr, record_suite());
 }

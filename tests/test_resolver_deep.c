@@ -2,6 +2,7 @@
  * Deep walks: the resolver's stack use is constant, shallow walks never touch the heap, and a
  * failed allocation anywhere in a deep walk gives -ENOMEM and leaks nothing.
  */
+#include "check_main.h"
 #include "alloc_count.h"
 #include "memtree.h"
 #include "rs.h"
@@ -302,12 +303,7 @@ static Suite *deep_suite(void)
 	return s;
 }
 
-int main(void)
+void unit_add_suites(SRunner *sr)
 {
-	SRunner *sr = srunner_create(deep_suite());
-
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	srunner_add_suite(sr, deep_suite());
 }

@@ -10,6 +10,7 @@
  * The seed changes every run and is printed; CHAINFS_SEED=N replays a run. A mismatch prints
  * the seed, the tree, the path, the flags and both answers.
  */
+#include "check_main.h"
 #include "memtree.h"
 #include "refresolve.h"
 #include "rs.h"
@@ -696,7 +697,7 @@ static Suite *diff_suite(void)
 	return s;
 }
 
-int main(void)
+void unit_add_suites(SRunner *sr)
 {
 	const char *env = getenv("CHAINFS_SEED");
 	const char *n = getenv("CHAINFS_DIFF_PATHS");
@@ -708,9 +709,5 @@ int main(void)
 	fprintf(stderr,
 		"test_resolver_diff: seed %" PRIu64 " (replay with CHAINFS_SEED=%" PRIu64 ")\n",
 		diff_seed, diff_seed);
-	SRunner *sr = srunner_create(diff_suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	srunner_add_suite(sr, diff_suite());
 }

@@ -20,6 +20,7 @@
  *   ├── empty -> ""        (memtree allows it; no kernel does)
  *   └── xxx...x            file named with 255 bytes
  */
+#include "check_main.h"
 #include "memtree.h"
 #include "rs.h"
 
@@ -789,12 +790,7 @@ static Suite *edge_suite(void)
 	return s;
 }
 
-int main(void)
+void unit_add_suites(SRunner *sr)
 {
-	SRunner *sr = srunner_create(edge_suite());
-
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	srunner_add_suite(sr, edge_suite());
 }

@@ -5,13 +5,13 @@
  * unless a test says otherwise, so that only the cycle check or the budget can end a loop
  * quickly: the old walk took a billion links (minutes) on each of these.
  */
+#include "check_main.h"
 #include "memtree.h"
 #include "rs.h"
 
 #include <check.h>
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -314,12 +314,7 @@ static Suite *loops_suite(void)
 	return s;
 }
 
-int main(void)
+void unit_add_suites(SRunner *sr)
 {
-	SRunner *sr = srunner_create(loops_suite());
-
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	srunner_add_suite(sr, loops_suite());
 }
