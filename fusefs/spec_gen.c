@@ -270,7 +270,7 @@ static int spec_gen_top(struct spec_ctx *c, const struct spec_word *w, uint64_t 
 static int spec_check_prefix(struct spec_ctx *c, const struct spec_attrs *a)
 {
 	/* PREFIX plus up to 8 digits of a count */
-	if (a->prefix_len + 8 > RS_NAME_MAX)
+	if (a->prefix.len + 8 > RS_NAME_MAX)
 		return spec_fail(c, "prefix too long (limit %d bytes)", RS_NAME_MAX - 8);
 	return 0;
 }
@@ -293,8 +293,8 @@ static int spec_run_numbered(struct spec_ctx *c, const struct spec_line *l,
 		err = spec_gen_top(c, &l->pos[1], count + 1, &top);
 	cur = top;
 	for (uint64_t i = 1; i <= count && !err; i++) {
-		int nl = snprintf(name, sizeof(name), "%.*s%" PRIu64, (int)a->prefix_len,
-				  a->prefix ? a->prefix : "", i);
+		int nl = snprintf(name, sizeof(name), "%.*s%" PRIu64, (int)a->prefix.len,
+				  a->prefix.s ? a->prefix.s : "", i);
 		err = spec_make(c, cur, true, name, (size_t)nl, &n, &id);
 		if (nested)
 			cur = id;

@@ -84,6 +84,13 @@ struct spec_line {
 	int npos, nattr;
 };
 
+/* Bytes of a word (pattern=, prefix=): S is NULL when the line has none. */
+struct spec_bytes {
+	const char *s;
+	size_t len;
+};
+
+/* A line's attributes: each field is named as its key (spec_lex.c's table relies on it). */
 struct spec_attrs {
 	unsigned set; /* SPEC_A_* given on the line */
 	mode_t mode;
@@ -91,8 +98,7 @@ struct spec_attrs {
 	gid_t gid;
 	struct timespec atime, mtime, ctime;
 	uint64_t size, depth, fanout, files, links, seed, at;
-	const char *pattern, *prefix;
-	size_t pattern_len, prefix_len;
+	struct spec_bytes pattern, prefix;
 };
 
 /* A line's undo log entry: an entry made in an older directory, or attributes changed. */

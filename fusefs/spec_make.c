@@ -372,8 +372,8 @@ int spec_run_file(struct spec_ctx *c, const struct spec_line *l, const struct sp
 	if (l->npos > 2)
 		err = cfs_tree_set_content(c->t, id, l->pos[2].s, l->pos[2].len);
 	else if (a->set & SPEC_A_SIZE)
-		err = a->pattern
-			  ? cfs_tree_set_pattern(c->t, id, a->pattern, a->pattern_len, a->size)
+		err = a->pattern.s
+			  ? cfs_tree_set_pattern(c->t, id, a->pattern.s, a->pattern.len, a->size)
 			  : cfs_tree_set_pattern(c->t, id, spec_default_pattern,
 						 sizeof(spec_default_pattern) - 1, a->size);
 	if (err)
