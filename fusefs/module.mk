@@ -62,10 +62,12 @@ $(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
 # test_spec fails the spec module's and the tree's own allocations one by one: --wrap
 # redirects every object the link takes from $(CFS_LIB) (GLib's and libc's inner ones are not
 # redirected)
-$(BUILD)/test_spec: $(BUILD)/tests/test_spec.o $(CFS_LIB) $(RESOLVER_LIB)
+CFS_SPEC_TEST_OBJS := $(addprefix $(BUILD)/tests/,test_spec.o test_spec_util.o test_spec_lex.o \
+	test_spec_make.o test_spec_gen.o test_spec_dump.o test_spec_materialize.o)
+$(BUILD)/test_spec: $(CFS_SPEC_TEST_OBJS) $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc -o $@ $^ $(LIBS_CHECK) \
 		$(LIBS_FUSE)
-$(BUILD)/tests/test_tree.o $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
+$(BUILD)/tests/test_tree.o $(CFS_SPEC_TEST_OBJS): CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 
 # one line a script, so that adding one never touches another
 SHELL_TESTS += tests/mount_kernel.sh
@@ -132,5 +134,5 @@ $(BUILD)/fusefs/default_spec.o: $(BUILD)/fusefs/default_spec.c
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 $(CFS_LIB): $(BUILD)/fusefs/default_spec.o
 # test_spec compares the embedded text with the source file
-$(BUILD)/tests/test_spec.o: CFLAGS += -DCFS_SRCDIR='"$(CURDIR)"'
+$(BUILD)/tests/test_spec_dump.o: CFLAGS += -DCFS_SRCDIR='"$(CURDIR)"'
 # end spec: embedded default tree

@@ -25,7 +25,7 @@
 
 struct spec_keyword {
 	const char *name;
-	int (*run)(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
+	spec_run_fn *run;
 	int min_args, max_args; /* positional words after the keyword */
 	unsigned attrs;
 	const char *usage;

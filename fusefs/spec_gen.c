@@ -108,12 +108,42 @@ static int spec_down(struct spec_ctx *c, const char *s, size_t len, char *out, s
 	return 0;
 }
 
+/* The links of a chain or nest once G is prepared: PATH -> TARGET when COUNT is 1; else
+ * .NAME.SUFFIX/1 -> FIRST, k -> FMT(k-1) for k = 2..COUNT-1, and PATH -> .NAME.SUFFIX/COUNT-1
+ * followed by "/TAIL" when there is a TAIL. */
+struct spec_gen_walk {
+	uint64_t count;
+	const struct spec_word *target;
+	const char *first, *fmt, *tail;
+	size_t first_len, tail_len;
+};
+
+static int spec_gen_walk(struct spec_ctx *c, struct spec_gen_dir *g, const struct spec_gen_walk *w)
+{
+	char body[RS_PATH_MAX];
+	int len, err;
+
+	if (w->count == 1)
+		return spec_gen_link(c, g->dir, g->dir_new, g->p.name, g->p.name_len, w->target->s,
+				     w->target->len);
+	err = spec_gen_hidden(c, g);
+	if (!err)
+		err = spec_gen_link(c, g->hid, true, "1", 1, w->first, w->first_len);
+	if (!err)
+		err = spec_gen_run(c, g, 2, w->count - 1, w->fmt);
+	if (err)
+		return err;
+	len = snprintf(body, sizeof(body), "%s/%" PRIu64 "%s%.*s", g->hidden, w->count - 1,
+		       w->tail ? "/" : "", (int)w->tail_len, w->tail ? w->tail : "");
+	return spec_gen_link(c, g->dir, g->dir_new, g->p.name, g->p.name_len, body, (size_t)len);
+}
+
 int spec_run_chain(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
 {
 	const struct spec_word *t = &l->pos[3];
 	struct spec_gen_dir g;
 	char body[RS_PATH_MAX];
-	size_t blen;
+	size_t blen = 0;
 	uint64_t len;
 	int err = spec_count(c, &l->pos[2], "chain length", 1, CFS_SPEC_MAX_NODES - 1, &len);
 
@@ -125,19 +155,12 @@ int spec_run_chain(struct spec_ctx *c, const struct spec_line *l, const struct s
 		err = spec_gen_prepare(c, &l->pos[1], "chain", len + 1, &g);
 	if (err)
 		return err;
-	if (len == 1)
-		return spec_gen_link(c, g.dir, g.dir_new, g.p.name, g.p.name_len, t->s, t->len);
 	/* PATH -> .NAME.chain/LEN-1 -> ... -> .NAME.chain/1 -> TARGET: every link is the last
 	 * component of the previous body, so the walk stays at one nesting level */
-	err = spec_gen_hidden(c, &g);
-	if (!err)
-		err = spec_gen_link(c, g.hid, true, "1", 1, body, blen);
-	if (!err)
-		err = spec_gen_run(c, &g, 2, len - 1, "%" PRIu64);
-	if (err)
-		return err;
-	blen = (size_t)snprintf(body, sizeof(body), "%s/%" PRIu64, g.hidden, len - 1);
-	return spec_gen_link(c, g.dir, g.dir_new, g.p.name, g.p.name_len, body, blen);
+	const struct spec_gen_walk w = {
+	    .count = len, .target = t, .first = body, .first_len = blen, .fmt = "%" PRIu64};
+
+	return spec_gen_walk(c, &g, &w);
 }
 
 /* Split a nest TARGET into the directory its first link names and what follows it: "a/b"
@@ -174,7 +197,7 @@ int spec_run_nest(struct spec_ctx *c, const struct spec_line *l, const struct sp
 	struct spec_gen_dir g;
 	char body[RS_PATH_MAX];
 	const char *base;
-	size_t dlen, blen, len;
+	size_t dlen, blen, len = 0;
 	uint64_t depth;
 	int err = spec_count(c, &l->pos[2], "nest depth", 1, CFS_SPEC_MAX_NODES - 1, &depth);
 
@@ -197,21 +220,18 @@ int spec_run_nest(struct spec_ctx *c, const struct spec_line *l, const struct sp
 				g.hidden, depth - 1);
 	if (err)
 		return err;
-	if (depth == 1)
-		return spec_gen_link(c, g.dir, g.dir_new, g.p.name, g.p.name_len, t->s, t->len);
 	/* .NAME.nest/1 -> TARGET's directory; k -> "k-1/.", so the walk must come back out of
 	 * k-1 to finish k's body; PATH -> .NAME.nest/DEPTH-1/BASE. Each link is entered while
 	 * the one before is still being walked: DEPTH links, DEPTH levels deep. */
-	err = spec_gen_hidden(c, &g);
-	if (!err)
-		err = spec_gen_link(c, g.hid, true, "1", 1, body, len);
-	if (!err)
-		err = spec_gen_run(c, &g, 2, depth - 1, "%" PRIu64 "/.");
-	if (err)
-		return err;
-	len = (size_t)snprintf(body, sizeof(body), "%s/%" PRIu64 "/%.*s", g.hidden, depth - 1,
-			       (int)blen, base);
-	return spec_gen_link(c, g.dir, g.dir_new, g.p.name, g.p.name_len, body, len);
+	const struct spec_gen_walk w = {.count = depth,
+					.target = t,
+					.first = body,
+					.first_len = len,
+					.fmt = "%" PRIu64 "/.",
+					.tail = base,
+					.tail_len = blen};
+
+	return spec_gen_walk(c, &g, &w);
 }
 
 int spec_run_loop(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
@@ -270,7 +290,7 @@ static int spec_gen_top(struct spec_ctx *c, const struct spec_word *w, uint64_t 
 static int spec_check_prefix(struct spec_ctx *c, const struct spec_attrs *a)
 {
 	/* PREFIX plus up to 8 digits of a count */
-	if (a->prefix_len + 8 > RS_NAME_MAX)
+	if (a->prefix.len + 8 > RS_NAME_MAX)
 		return spec_fail(c, "prefix too long (limit %d bytes)", RS_NAME_MAX - 8);
 	return 0;
 }
@@ -293,8 +313,8 @@ static int spec_run_numbered(struct spec_ctx *c, const struct spec_line *l,
 		err = spec_gen_top(c, &l->pos[1], count + 1, &top);
 	cur = top;
 	for (uint64_t i = 1; i <= count && !err; i++) {
-		int nl = snprintf(name, sizeof(name), "%.*s%" PRIu64, (int)a->prefix_len,
-				  a->prefix ? a->prefix : "", i);
+		int nl = snprintf(name, sizeof(name), "%.*s%" PRIu64, (int)a->prefix.len,
+				  a->prefix.s ? a->prefix.s : "", i);
 		err = spec_make(c, cur, true, name, (size_t)nl, &n, &id);
 		if (nested)
 			cur = id;

@@ -84,6 +84,13 @@ struct spec_line {
 	int npos, nattr;
 };
 
+/* Bytes of a word (pattern=, prefix=): S is NULL when the line has none. */
+struct spec_bytes {
+	const char *s;
+	size_t len;
+};
+
+/* A line's attributes: each field is named as its key (spec_lex.c's table relies on it). */
 struct spec_attrs {
 	unsigned set; /* SPEC_A_* given on the line */
 	mode_t mode;
@@ -91,8 +98,7 @@ struct spec_attrs {
 	gid_t gid;
 	struct timespec atime, mtime, ctime;
 	uint64_t size, depth, fanout, files, links, seed, at;
-	const char *pattern, *prefix;
-	size_t pattern_len, prefix_len;
+	struct spec_bytes pattern, prefix;
 };
 
 /* A line's undo log entry: an entry made in an older directory, or attributes changed. */
@@ -179,23 +185,18 @@ void spec_commit(struct spec_ctx *c);
 int spec_apply_times(struct spec_ctx *c, size_t from);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Keywords: one handler each (spec_make.c: node keywords; spec_gen.c: generators) */
+/* Keywords: one handler each, run with the line's attributes parsed (spec.c's table) */
 
-int spec_run_dir(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_file(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_append(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_truncate(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_link(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_special(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_hardlink(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
+typedef int spec_run_fn(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
+
+/* spec_make.c: node keywords */
+spec_run_fn spec_run_dir, spec_run_file, spec_run_append, spec_run_truncate, spec_run_link,
+    spec_run_special, spec_run_hardlink;
 int spec_check_target(struct spec_ctx *c, const char *s, size_t len);
 
-int spec_run_chain(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_nest(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_loop(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_wide(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_deep(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
-int spec_run_tree(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a);
+/* spec_gen.c: generators */
+spec_run_fn spec_run_chain, spec_run_nest, spec_run_loop, spec_run_wide, spec_run_deep,
+    spec_run_tree;
 
 /* ---------------------------------------------------------------------------------------- */
 /* Walking a tree in order: shared by dump and materialize (spec_dump.c) */

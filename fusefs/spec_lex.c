@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -361,89 +362,117 @@ static bool spec_percent(const char *s, size_t len, uint64_t *out)
 {
 	if (len > 0 && s[len - 1] == '%')
 		len--;
-	return spec_digits(s, len, out) && *out <= 100;
+	return spec_digits(s, len, out);
 }
+
+/* Up to five octal digits (mode= has no other form). */
+static bool spec_octal(const char *s, size_t len, uint64_t *out)
+{
+	if (len == 0 || len > 5 || strspn(s, "01234567") != len)
+		return false;
+	*out = strtoul(s, NULL, 8);
+	return true;
+}
+
+/* How an attribute's value is written. */
+enum spec_attr_kind {
+	SPEC_K_OCTAL,	  /* spec_octal */
+	SPEC_K_DIGITS,	  /* spec_digits */
+	SPEC_K_SCALED,	  /* spec_scaled: digits and a binary suffix */
+	SPEC_K_PERCENT,	  /* spec_percent: digits and an optional '%' */
+	SPEC_K_TIME,	  /* spec_time, into a struct timespec */
+	SPEC_K_BYTES,	  /* any bytes, at least one, into a struct spec_bytes */
+	SPEC_K_NAME_PART, /* bytes that can stand in a name (no '/', no NUL): the same */
+};
 
 struct spec_attr_def {
 	const char *key;
 	unsigned bit;
+	enum spec_attr_kind kind;
+	uint64_t max;	  /* numbers: the largest value taken (the range is 0..MAX) */
+	bool says_limit;  /* a number past MAX is "too big (limit MAX)", not a bad value */
+	size_t off, size; /* where in struct spec_attrs the value goes, and its size */
 };
 
+/* Numbers land in 32- or 64-bit fields (spec_store); mode, uid and gid are the 32-bit ones. */
+_Static_assert(sizeof(mode_t) == 4 && sizeof(uid_t) == 4 && sizeof(gid_t) == 4,
+	       "mode_t, uid_t and gid_t are stored as uint32_t");
+
+/* Every attribute key names its field in struct spec_attrs. */
+/* clang-format off */
+#define SPEC_ATTR(field, bit, kind, max, says_limit)                                               \
+	{#field, SPEC_A_##bit, SPEC_K_##kind, max, says_limit, offsetof(struct spec_attrs, field), \
+	 sizeof(((struct spec_attrs *)NULL)->field)}
+/* clang-format on */
+
 static const struct spec_attr_def spec_attr_defs[] = {
-    {"mode", SPEC_A_MODE},     {"uid", SPEC_A_UID},	    {"gid", SPEC_A_GID},
-    {"atime", SPEC_A_ATIME},   {"mtime", SPEC_A_MTIME},	    {"ctime", SPEC_A_CTIME},
-    {"size", SPEC_A_SIZE},     {"pattern", SPEC_A_PATTERN}, {"depth", SPEC_A_DEPTH},
-    {"fanout", SPEC_A_FANOUT}, {"files", SPEC_A_FILES},	    {"links", SPEC_A_LINKS},
-    {"seed", SPEC_A_SEED},     {"prefix", SPEC_A_PREFIX},   {"at", SPEC_A_AT},
+    SPEC_ATTR(mode, MODE, OCTAL, 07777, false),
+    /* (uid_t)-1 means "leave as is" to chown: not a real owner */
+    SPEC_ATTR(uid, UID, DIGITS, UINT32_MAX - 1, false),
+    SPEC_ATTR(gid, GID, DIGITS, UINT32_MAX - 1, false),
+    SPEC_ATTR(atime, ATIME, TIME, 0, false),
+    SPEC_ATTR(mtime, MTIME, TIME, 0, false),
+    SPEC_ATTR(ctime, CTIME, TIME, 0, false),
+    SPEC_ATTR(size, SIZE, SCALED, CFS_SPEC_MAX_FILE_SIZE, true),
+    SPEC_ATTR(pattern, PATTERN, BYTES, 0, false),
+    SPEC_ATTR(depth, DEPTH, SCALED, UINT64_MAX, false),
+    SPEC_ATTR(fanout, FANOUT, SCALED, UINT64_MAX, false),
+    SPEC_ATTR(files, FILES, PERCENT, 100, false),
+    SPEC_ATTR(links, LINKS, PERCENT, 100, false),
+    SPEC_ATTR(seed, SEED, DIGITS, UINT64_MAX, false),
+    SPEC_ATTR(prefix, PREFIX, NAME_PART, 0, false),
+    SPEC_ATTR(at, AT, SCALED, (uint64_t)INT64_MAX - 1, false),
 };
+#undef SPEC_ATTR
+
+/* The number kinds' parsers (the others are parsed in spec_parse_value). */
+static bool (*const spec_numbers[])(const char *s, size_t len, uint64_t *out) = {
+    [SPEC_K_OCTAL] = spec_octal,
+    [SPEC_K_DIGITS] = spec_digits,
+    [SPEC_K_SCALED] = spec_scaled,
+    [SPEC_K_PERCENT] = spec_percent,
+};
+
+/* A number into its field, 32 or 64 bits wide. */
+static void spec_store(void *field, size_t size, uint64_t v)
+{
+	if (size == sizeof(uint32_t)) {
+		uint32_t v32 = (uint32_t)v;
+		memcpy(field, &v32, sizeof(v32));
+	} else {
+		memcpy(field, &v, sizeof(v));
+	}
+}
 
 /* Parse one attribute's value into A; the key is known to be allowed. */
 static int spec_parse_value(struct spec_ctx *c, const struct spec_attr_def *d, const char *v,
 			    size_t len, struct spec_attrs *a)
 {
+	void *field = (char *)a + d->off;
 	uint64_t n = 0;
-	bool ok = true;
+	bool ok;
 
-	switch (d->bit) {
-	case SPEC_A_MODE:
-		ok = len > 0 && len <= 5 && strspn(v, "01234567") == len;
-		if (ok)
-			a->mode = (mode_t)strtoul(v, NULL, 8);
-		ok = ok && a->mode <= 07777;
+	switch (d->kind) {
+	case SPEC_K_TIME:
+		ok = spec_time(v, len, field);
 		break;
-	case SPEC_A_UID:
-	case SPEC_A_GID:
-		/* (uid_t)-1 means "leave as is" to chown: not a real owner */
-		ok = spec_digits(v, len, &n) && n < UINT32_MAX;
-		if (d->bit == SPEC_A_UID)
-			a->uid = (uid_t)n;
-		else
-			a->gid = (gid_t)n;
-		break;
-	case SPEC_A_ATIME:
-		ok = spec_time(v, len, &a->atime);
-		break;
-	case SPEC_A_MTIME:
-		ok = spec_time(v, len, &a->mtime);
-		break;
-	case SPEC_A_CTIME:
-		ok = spec_time(v, len, &a->ctime);
-		break;
-	case SPEC_A_SIZE:
-		ok = spec_scaled(v, len, &a->size);
-		if (ok && a->size > CFS_SPEC_MAX_FILE_SIZE)
-			return spec_fail(c, "size %s too big (limit %llu)", v,
-					 (unsigned long long)CFS_SPEC_MAX_FILE_SIZE);
-		break;
-	case SPEC_A_PATTERN:
+	case SPEC_K_BYTES:
 		if (len == 0)
-			return spec_fail(c, "empty pattern");
-		a->pattern = v;
-		a->pattern_len = len;
-		break;
-	case SPEC_A_DEPTH:
-		ok = spec_scaled(v, len, &a->depth);
-		break;
-	case SPEC_A_FANOUT:
-		ok = spec_scaled(v, len, &a->fanout);
-		break;
-	case SPEC_A_FILES:
-		ok = spec_percent(v, len, &a->files);
-		break;
-	case SPEC_A_LINKS:
-		ok = spec_percent(v, len, &a->links);
-		break;
-	case SPEC_A_SEED:
-		ok = spec_digits(v, len, &a->seed);
-		break;
-	case SPEC_A_AT:
-		ok = spec_scaled(v, len, &a->at) && a->at < (uint64_t)INT64_MAX;
-		break;
-	case SPEC_A_PREFIX:
+			return spec_fail(c, "empty %s", d->key);
+		*(struct spec_bytes *)field = (struct spec_bytes){v, len};
+		return 0;
+	case SPEC_K_NAME_PART:
 		if (memchr(v, '/', len) || memchr(v, '\0', len))
-			return spec_fail(c, "bad prefix (no '/' or NUL in names)");
-		a->prefix = v;
-		a->prefix_len = len;
+			return spec_fail(c, "bad %s (no '/' or NUL in names)", d->key);
+		*(struct spec_bytes *)field = (struct spec_bytes){v, len};
+		return 0;
+	default:
+		ok = spec_numbers[d->kind](v, len, &n);
+		if (ok && n > d->max && d->says_limit)
+			return spec_fail(c, "%s %s too big (limit %llu)", d->key, v,
+					 (unsigned long long)d->max);
+		ok = ok && n <= d->max;
+		spec_store(field, d->size, n);
 		break;
 	}
 	if (!ok) {

@@ -313,38 +313,59 @@ int spec_apply_times(struct spec_ctx *c, size_t from)
 /* ---------------------------------------------------------------------------------------- */
 /* Node keywords: dir, file, append, link, hardlink */
 
+/* "dir /": the root always exists, the line sets its attributes. */
+static int spec_set_root(struct spec_ctx *c, const struct spec_attrs *a)
+{
+	int err = 0;
+
+	if ((a->set & (SPEC_A_MODE | SPEC_A_UID | SPEC_A_GID)) && spec_note_attrs(c, CFS_ROOT))
+		return spec_fail_errno(c, -ENOMEM, "out of memory");
+	if (a->set & SPEC_A_MODE)
+		err = cfs_tree_chmod(c->t, CFS_ROOT, a->mode);
+	if (!err && (a->set & (SPEC_A_UID | SPEC_A_GID)))
+		err = cfs_tree_chown(c->t, CFS_ROOT, a->set & SPEC_A_UID ? a->uid : (uid_t)-1,
+				     a->set & SPEC_A_GID ? a->gid : (gid_t)-1);
+	if (err)
+		return spec_fail_errno(c, err, "/: %s", spec_strerror(err));
+	return spec_defer_times(c, CFS_ROOT, a);
+}
+
+/* Make the node N at P (its missing parents too) with A's owner and mode: *DIR holds it as
+ * *ID. Its times are the caller's to defer, once the node is whole. */
+static int spec_make_node(struct spec_ctx *c, const struct spec_path *p, struct spec_node *n,
+			  const struct spec_attrs *a, uint32_t *dir, uint32_t *id)
+{
+	bool dir_new;
+	int err;
+
+	spec_apply_owner(n, a);
+	err = spec_make_parents(c, p, dir, &dir_new);
+	if (!err && !p->name)
+		err = spec_check_free(c, p, *dir);
+	if (!err)
+		err = spec_make(c, *dir, dir_new, p->name, p->name_len, n, id);
+	return err;
+}
+
+/* The same, times and all. */
+static int spec_make_at(struct spec_ctx *c, const struct spec_path *p, struct spec_node *n,
+			const struct spec_attrs *a)
+{
+	uint32_t dir, id;
+	int err = spec_make_node(c, p, n, a, &dir, &id);
+
+	return err ? err : spec_defer_times(c, id, a);
+}
+
 int spec_run_dir(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
 {
 	struct spec_path p;
 	struct spec_node n = spec_dir_node(c);
-	uint32_t dir, id;
-	bool dir_new;
 	int err = spec_check_path(c, &l->pos[1], &p);
 
 	if (err)
 		return err;
-	if (!p.name) {
-		/* "dir /": the root always exists, the line sets its attributes */
-		if ((a->set & (SPEC_A_MODE | SPEC_A_UID | SPEC_A_GID)) &&
-		    spec_note_attrs(c, CFS_ROOT))
-			return spec_fail_errno(c, -ENOMEM, "out of memory");
-		if (a->set & SPEC_A_MODE)
-			err = cfs_tree_chmod(c->t, CFS_ROOT, a->mode);
-		if (!err && (a->set & (SPEC_A_UID | SPEC_A_GID)))
-			err =
-			    cfs_tree_chown(c->t, CFS_ROOT, a->set & SPEC_A_UID ? a->uid : (uid_t)-1,
-					   a->set & SPEC_A_GID ? a->gid : (gid_t)-1);
-		if (err)
-			return spec_fail_errno(c, err, "/: %s", spec_strerror(err));
-		return spec_defer_times(c, CFS_ROOT, a);
-	}
-	spec_apply_owner(&n, a);
-	err = spec_make_parents(c, &p, &dir, &dir_new);
-	if (!err)
-		err = spec_make(c, dir, dir_new, p.name, p.name_len, &n, &id);
-	if (!err)
-		err = spec_defer_times(c, id, a);
-	return err;
+	return p.name ? spec_make_at(c, &p, &n, a) : spec_set_root(c, a);
 }
 
 int spec_run_file(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
@@ -352,28 +373,21 @@ int spec_run_file(struct spec_ctx *c, const struct spec_line *l, const struct sp
 	struct spec_path p;
 	struct spec_node n = spec_file_node(c);
 	uint32_t dir, id;
-	bool dir_new;
 	int err = spec_check_path(c, &l->pos[1], &p);
 
-	if (err)
-		return err;
-	if (l->npos > 2 && (a->set & SPEC_A_SIZE))
-		return spec_fail(c, "file: content and size= exclude each other");
-	if ((a->set & SPEC_A_PATTERN) && !(a->set & SPEC_A_SIZE))
-		return spec_fail(c, "file: pattern= needs size=");
-	spec_apply_owner(&n, a);
-	err = spec_make_parents(c, &p, &dir, &dir_new);
-	if (!err && !p.name)
-		err = spec_check_free(c, &p, dir);
+	if (!err && l->npos > 2 && (a->set & SPEC_A_SIZE))
+		err = spec_fail(c, "file: content and size= exclude each other");
+	else if (!err && (a->set & SPEC_A_PATTERN) && !(a->set & SPEC_A_SIZE))
+		err = spec_fail(c, "file: pattern= needs size=");
 	if (!err)
-		err = spec_make(c, dir, dir_new, p.name, p.name_len, &n, &id);
+		err = spec_make_node(c, &p, &n, a, &dir, &id);
 	if (err)
 		return err;
 	if (l->npos > 2)
 		err = cfs_tree_set_content(c->t, id, l->pos[2].s, l->pos[2].len);
 	else if (a->set & SPEC_A_SIZE)
-		err = a->pattern
-			  ? cfs_tree_set_pattern(c->t, id, a->pattern, a->pattern_len, a->size)
+		err = a->pattern.s
+			  ? cfs_tree_set_pattern(c->t, id, a->pattern.s, a->pattern.len, a->size)
 			  : cfs_tree_set_pattern(c->t, id, spec_default_pattern,
 						 sizeof(spec_default_pattern) - 1, a->size);
 	if (err)
@@ -477,25 +491,6 @@ int spec_check_target(struct spec_ctx *c, const char *s, size_t len)
 	if (memchr(s, '\0', len))
 		return spec_fail(c, "NUL byte in target");
 	return 0;
-}
-
-/* Make the node N at P (its missing parents too), with A's owner, mode and times. */
-static int spec_make_at(struct spec_ctx *c, const struct spec_path *p, struct spec_node *n,
-			const struct spec_attrs *a)
-{
-	uint32_t dir, id;
-	bool dir_new;
-	int err;
-
-	spec_apply_owner(n, a);
-	err = spec_make_parents(c, p, &dir, &dir_new);
-	if (!err && !p->name)
-		err = spec_check_free(c, p, dir);
-	if (!err)
-		err = spec_make(c, dir, dir_new, p->name, p->name_len, n, &id);
-	if (!err)
-		err = spec_defer_times(c, id, a);
-	return err;
 }
 
 int spec_run_link(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
