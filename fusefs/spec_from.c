@@ -54,7 +54,7 @@ struct sf_linked {
 struct spec_from {
 	struct cfs_tree *t;
 	int topfd, cur;	    /* DIR, and the directory being read */
-	dev_t dev;	    /* DIR's filesystem: no other is entered */
+	dev_t dev;	    /* DIR's filesystem, where statx cannot tell a mount point */
 	GArray *stack;	    /* struct sf_frame: DIR, then each directory we are in */
 	GHashTable *linked; /* struct sf_id -> struct sf_linked */
 	GString *path;	    /* DIR, then the path of the entry being read */
@@ -111,8 +111,9 @@ static struct timespec sf_ts(struct statx_timestamp t)
 	return (struct timespec){t.tv_sec, t.tv_nsec};
 }
 
-/* NAME in the directory being read, not followed. *MOUNT: it is the root of a mount (statx
- * says so, bind mounts of DIR's own filesystem too), or on another filesystem than DIR. */
+/* NAME in the directory being read, not followed. *MOUNT: it is the root of a mount, as statx
+ * says (bind mounts of DIR's own filesystem too); only a kernel that cannot say (before 5.8)
+ * is answered by the device, which an overlayfs may give each layer's files apart. */
 static int sf_stat(const struct spec_from *sf, const char *name, struct stat *st, bool *mount)
 {
 	struct statx x;
@@ -130,8 +131,10 @@ static int sf_stat(const struct spec_from *sf, const char *name, struct stat *st
 			    .st_atim = sf_ts(x.stx_atime),
 			    .st_mtim = sf_ts(x.stx_mtime),
 			    .st_ctim = sf_ts(x.stx_ctime)};
-	*mount = (x.stx_attributes_mask & x.stx_attributes & STATX_ATTR_MOUNT_ROOT) ||
-		 st->st_dev != sf->dev;
+	if (x.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+		*mount = x.stx_attributes & STATX_ATTR_MOUNT_ROOT;
+	else
+		*mount = st->st_dev != sf->dev;
 	return 0;
 }
 
@@ -170,7 +173,7 @@ static void sf_remember(struct spec_from *sf, uint32_t node, const struct stat *
 	struct sf_linked *l = g_new(struct sf_linked, 1);
 
 	*l = (struct sf_linked){{st->st_dev, st->st_ino}, node, *st};
-	g_hash_table_insert(sf->linked, &l->id, l);
+	g_hash_table_replace(sf->linked, &l->id, l); /* the key lives in the value */
 }
 
 static gint sf_name_cmp(gconstpointer a, gconstpointer b)
