@@ -23,7 +23,7 @@ enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do
 
 struct cfs_cmdline {
 	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport;
-	int materialize, keep_ids, record_replace;
+	int materialize, keep_ids, record_replace, spec_from;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data, *max_meta;
 	char *positional[3];
 	int npositional;
@@ -51,6 +51,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
     CFS_OPT("max_meta=%s", max_meta),
     CFS_OPT("--materialize", materialize),
     CFS_OPT("--keep-ids", keep_ids),
+    CFS_OPT("--spec-from", spec_from),
     /* always on (main): accepted, and passed on to libfuse as it is */
     FUSE_OPT_KEY("default_permissions", FUSE_OPT_KEY_KEEP),
     FUSE_OPT_END,
@@ -79,7 +80,8 @@ static uint64_t cfs_default_max_data(void)
 static void cfs_usage(const char *prog)
 {
 	printf("usage: %s [options] [SPEC] MOUNTPOINT\n"
-	       "       %s --materialize [--keep-ids] [SPEC] DIR\n\n"
+	       "       %s --materialize [--keep-ids] [SPEC] DIR\n"
+	       "       %s --spec-from DIR > SPEC\n\n"
 	       "Serve the tree described by SPEC (default: the embedded tree) at MOUNTPOINT.\n\n"
 	       "chainfs options:\n"
 	       "    -o follow=kernel|collapse|server  who follows symlinks (default kernel)\n"
@@ -113,8 +115,15 @@ static void cfs_usage(const char *prog)
 	       "    --materialize          write SPEC's tree to DIR as real files and exit\n"
 	       "    --keep-ids             with --materialize: owners (as root), set-id\n"
 	       "                           bits and device modes as SPEC gives them\n"
-	       "                           (default: dropped, devices at most 0600)\n\n",
-	       prog, prog, CFS_SPIN_DEFAULT_US);
+	       "                           (default: dropped, devices at most 0600)\n"
+	       "    --spec-from DIR        write the real tree DIR as a spec to stdout and\n"
+	       "                           exit: content (holes kept), link targets, hard\n"
+	       "                           links, special files, modes, owners, times; all\n"
+	       "                           file data is held in memory meanwhile. Follows\n"
+	       "                           no link, stays on DIR's filesystem; what cannot\n"
+	       "                           be read is left out, named on stderr, and the\n"
+	       "                           exit status is 1\n\n",
+	       prog, prog, prog, CFS_SPIN_DEFAULT_US);
 	printf("libfuse's options follow. Of them, clone_fd, max_idle_threads and max_threads\n"
 	       "act only with -o loop=libfuse_mt; chainfs's own loop (the default) is one\n"
 	       "thread and ignores them. default_permissions is always on.\n");
@@ -297,6 +306,37 @@ static int cfs_materialize_main(const struct cfs_cmdline *c)
 	return rc ? 1 : 0;
 }
 
+static void cfs_spec_from_report(void *data, const char *path, const char *why)
+{
+	fprintf(stderr, "chainfs: spec-from: %s: %s\n", path, why);
+}
+
+/* DIR as a spec on stdout: 0 only when all of it was read and written. */
+static int cfs_spec_from_main(const struct cfs_cmdline *c)
+{
+	struct cfs_tree *t = cfs_tree_new(NULL);
+	char *err = NULL;
+	int rc, wrc = 0;
+
+	if (!t) {
+		fprintf(stderr, "chainfs: out of memory\n");
+		return 1;
+	}
+	/* the whole tree is held while the spec is written: no limit but the memory */
+	cfs_tree_set_data_limit(t, UINT64_MAX);
+	cfs_tree_set_meta_limit(t, UINT64_MAX);
+	rc = cfs_spec_from_dir(t, c->positional[0], cfs_spec_from_report, NULL, &err);
+	if (rc < 0)
+		fprintf(stderr, "chainfs: spec-from: %s\n", err ? err : strerror(-rc));
+	else
+		wrc = cfs_spec_dump(t, stdout);
+	if (wrc)
+		fprintf(stderr, "chainfs: spec-from: writing the spec: %s\n", strerror(-wrc));
+	free(err);
+	cfs_tree_free(t);
+	return rc || wrc ? 1 : 0;
+}
+
 /* One log line to stderr, "chainfs: level: message"; debug only when G_MESSAGES_DEBUG names
  * chainfs (GLib's convention). GLib's default would send messages to stdout. */
 static void cfs_log(const gchar *domain, GLogLevelFlags level, const gchar *msg, gpointer data)
@@ -369,6 +409,10 @@ int main(int argc, char *argv[])
 	    fuse_opt_add_arg(&args, "-odefault_permissions") != 0 ||
 	    cfs_mount_flags(&args, argc, argv) != 0)
 		goto out;
+	if (c.materialize && c.spec_from) {
+		fprintf(stderr, "chainfs: --materialize and --spec-from go one at a time\n");
+		goto out;
+	}
 	if (c.materialize) {
 		if (c.npositional < 1 || c.npositional > 2) {
 			fprintf(stderr,
@@ -376,6 +420,14 @@ int main(int argc, char *argv[])
 			goto out;
 		}
 		rc = cfs_materialize_main(&c);
+		goto out;
+	}
+	if (c.spec_from) {
+		if (c.npositional != 1 || c.keep_ids) {
+			fprintf(stderr, "chainfs: usage: chainfs --spec-from DIR > SPEC\n");
+			goto out;
+		}
+		rc = cfs_spec_from_main(&c);
 		goto out;
 	}
 	if (c.keep_ids) {

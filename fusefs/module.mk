@@ -3,7 +3,7 @@
 # spec_int.h, internal to them, say which file holds what); tests/fuzz builds the same lists
 CFS_TREE_SRCS := $(addprefix fusefs/,tree.c tree_store.c tree_index.c tree_data.c tree_rename.c)
 CFS_SPEC_SRCS := $(addprefix fusefs/,spec.c spec_lex.c spec_make.c spec_gen.c spec_dump.c \
-	spec_materialize.c)
+	spec_materialize.c spec_from.c)
 CFS_CORE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CFS_TREE_SRCS) $(CFS_SPEC_SRCS)) \
 	$(BUILD)/fusefs/inroot.o
 CFS_LIB := $(BUILD)/libchainfs.a
@@ -108,6 +108,7 @@ SHELL_TESTS += tests/mount_uring_fallback.sh
 SHELL_TESTS += tests/mount_safe.sh
 SHELL_TESTS += tests/materialize_safe.sh
 SHELL_TESTS += tests/doc_examples.sh
+SHELL_TESTS += tests/spec_from.sh
 # check-uring runs them all again over the ring (CHAINFS_TRANSPORT=uring) but for those
 # whose script says "# check: once: why"; "# check: alone: why" keeps a script from running
 # beside another (tools/check.sh)

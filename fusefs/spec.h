@@ -99,6 +99,28 @@ enum {
  * *ERR saying where (free()). */
 int cfs_materialize(const struct cfs_tree *t, const char *dir, unsigned flags, char **err);
 
+/*
+ * Read the real directory DIR into T (a fresh tree; its root becomes DIR): directories, files
+ * with their content (holes left as holes: only SEEK_DATA's runs are read, into T's memory),
+ * symlinks with their exact targets, fifos, sockets and devices (never opened), names of one
+ * inode as hard links, modes, owners and times; cfs_spec_dump then writes T as a spec.
+ * Nothing is followed or done by path (a link as DIR is -ELOOP) and nothing is changed (files
+ * and directories are read with O_NOATIME when we may; a link's atime moves, readlink has no
+ * such flag). Names are read in byte order, so one tree gives one spec (links' atimes aside).
+ * A hard link's count is of the names under DIR.
+ * What cannot be read is left out and told to REPORT (with DATA, the entry's path from DIR and
+ * why), and the walk goes on: an entry that fails stat, a file that fails open or read (left
+ * out), a directory that fails open (kept, empty), a mount point (a directory is kept empty:
+ * no other filesystem is entered; anything else is left out), the name ".^" (CFS_UP_NAME,
+ * which a tree cannot hold), an entry T refuses (a data limit, a device number past the
+ * kernel's); a directory moved away while being read ends the walk there.
+ * Returns how many entries were reported (0: all of DIR was read), or a negative errno when
+ * DIR itself cannot be read, with *ERR saying why (free()).
+ */
+int cfs_spec_from_dir(struct cfs_tree *t, const char *dir,
+		      void (*report)(void *data, const char *path, const char *why), void *data,
+		      char **err);
+
 /* Write T as a spec that reproduces it (names, kinds, modes, owners, times, content). */
 int cfs_spec_dump(const struct cfs_tree *t, FILE *out);
 

@@ -7,6 +7,7 @@
  *   spec.c              lines and loading: the keyword table and the public loaders
  *   spec_dump.c         walking a tree in order (shared with materialize); dump
  *   spec_materialize.c  materialize
+ *   spec_from.c         a real directory read into a tree (--spec-from)
  */
 #ifndef CHAINFS_SPEC_INT_H
 #define CHAINFS_SPEC_INT_H
