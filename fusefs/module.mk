@@ -1,7 +1,8 @@
 # fusefs/: the chainfs daemon (libfuse3 low-level, GLib, json-glib) and its tools.
 # the tree and the spec language are modules of several files each (tree_int.h and
 # spec_int.h, internal to them, say which file holds what); tests/fuzz builds the same lists
-CFS_TREE_SRCS := $(addprefix fusefs/,tree.c tree_store.c tree_index.c tree_data.c tree_rename.c)
+CFS_TREE_SRCS := $(addprefix fusefs/,tree.c tree_entry.c tree_store.c tree_index.c tree_data.c \
+	tree_rename.c)
 CFS_SPEC_SRCS := $(addprefix fusefs/,spec.c spec_lex.c spec_make.c spec_gen.c spec_dump.c \
 	spec_materialize.c)
 CFS_CORE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CFS_TREE_SRCS) $(CFS_SPEC_SRCS)) \
