@@ -53,7 +53,10 @@ $(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/fusefs/links.o \
 	$(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
-$(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
+# the tree's suite: one binary, its files along the module's seams (tests/test_tree.h)
+TEST_TREE_OBJS := $(addprefix $(BUILD)/tests/,test_tree.o test_tree_fixture.o test_tree_entry.o \
+	test_tree_rename.o test_tree_data.o test_tree_attr.o test_tree_alloc.o)
+$(BUILD)/test_tree: $(TEST_TREE_OBJS) $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 # test_spec fails the spec module's and the tree's own allocations one by one: --wrap
 # redirects every object the link takes from $(CFS_LIB) (GLib's and libc's inner ones are not
@@ -61,7 +64,7 @@ $(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
 $(BUILD)/test_spec: $(BUILD)/tests/test_spec.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc -o $@ $^ $(LIBS_CHECK) \
 		$(LIBS_FUSE)
-$(BUILD)/tests/test_tree.o $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
+$(TEST_TREE_OBJS) $(BUILD)/tests/test_spec.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 
 # one line a script, so that adding one never touches another
 SHELL_TESTS += tests/mount_kernel.sh
