@@ -21,11 +21,12 @@
 # and the first of them ("  a.c -> b.c  2 call(s), e.g. a_fn -> b_fn (a.c:12:3)"), then a last
 # line "callgraph: N files, N links between files, N circles" (N files: the .c files read).
 #
-# CC, CPPFLAGS_EXTRA may be set in the environment; the include paths are the build's own.
+# CALLGRAPH_CC (gcc: clang has no -fcallgraph-info) and CPPFLAGS_EXTRA may be set in the
+# environment; the include paths are the build's own.
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
-CC=${CC:-cc}
+CC=${CALLGRAPH_CC:-gcc}
 [ $# -gt 0 ] || set -- fusefs resolver pollcore
 TMP=$(mktemp -d /tmp/cfs-callgraph.XXXXXX) || exit 2
 trap 'rm -rf "$TMP"' EXIT
