@@ -66,7 +66,7 @@ deps:
 ASAN_OPT := -O1 -g -fno-omit-frame-pointer
 ASAN_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_VARS = BUILD=build-asan OPT="$(ASAN_OPT)" SAN="$(ASAN_SAN)"
-UNIT_SCRIPTS := tests/check_summary.sh
+UNIT_SCRIPTS := tests/check_summary.sh tests/callgraph.sh
 CHECK = MAKE="$(MAKE)" BUILD="$(BUILD)" UNIT_TESTS="$(UNIT_TESTS)" \
 	UNIT_SCRIPTS="$(UNIT_SCRIPTS)" SHELL_TESTS="$(SHELL_TESTS)" FUZZ_TARGETS="$(FUZZ_TARGETS)" \
 	ASAN_UNIT_TESTS="$(patsubst $(BUILD)/%,build-asan/%,$(UNIT_TESTS))" \

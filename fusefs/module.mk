@@ -1,7 +1,8 @@
 # fusefs/: the chainfs daemon (libfuse3 low-level, GLib, json-glib) and its tools.
 # the tree and the spec language are modules of several files each (tree_int.h and
 # spec_int.h, internal to them, say which file holds what); tests/fuzz builds the same lists
-CFS_TREE_SRCS := $(addprefix fusefs/,tree.c tree_store.c tree_index.c tree_data.c tree_rename.c)
+CFS_TREE_SRCS := $(addprefix fusefs/,tree.c tree_entry.c tree_store.c tree_index.c tree_data.c \
+	tree_rename.c)
 CFS_SPEC_SRCS := $(addprefix fusefs/,spec.c spec_lex.c spec_make.c spec_gen.c spec_dump.c \
 	spec_materialize.c spec_from.c)
 CFS_CORE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CFS_TREE_SRCS) $(CFS_SPEC_SRCS)) \
@@ -57,7 +58,10 @@ $(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/tests/check_main.o \
 	$(BUILD)/fusefs/links.o $(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
-$(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)
+# the tree's suite: one binary, its files along the module's seams (tests/test_tree.h)
+TEST_TREE_OBJS := $(addprefix $(BUILD)/tests/,test_tree.o test_tree_fixture.o test_tree_entry.o \
+	test_tree_rename.o test_tree_data.o test_tree_attr.o test_tree_alloc.o)
+$(BUILD)/test_tree: $(TEST_TREE_OBJS) $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 # test_spec fails the spec module's and the tree's own allocations one by one: --wrap
 # redirects every object the link takes from $(CFS_LIB) (GLib's and libc's inner ones are not
@@ -67,7 +71,7 @@ CFS_SPEC_TEST_OBJS := $(addprefix $(BUILD)/tests/,test_spec.o test_spec_util.o t
 $(BUILD)/test_spec: $(CFS_SPEC_TEST_OBJS) $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc -o $@ $^ $(LIBS_CHECK) \
 		$(LIBS_FUSE)
-$(BUILD)/tests/test_tree.o $(CFS_SPEC_TEST_OBJS): CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
+$(TEST_TREE_OBJS) $(CFS_SPEC_TEST_OBJS): CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 
 # one line a script, so that adding one never touches another
 SHELL_TESTS += tests/mount_kernel.sh

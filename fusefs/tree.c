@@ -1,7 +1,7 @@
 /*
  * The daemon's in-memory tree: its life, queries, creation, content, attributes and kernel
- * references; the namespace changes are in tree_rename.c. The contract is in tree.h, the
- * layout in tree_int.h.
+ * references; the namespace changes are in tree_rename.c, the entry steps both use in
+ * tree_entry.c. The contract is in tree.h, the layout in tree_int.h.
  */
 #include "tree_int.h"
 
@@ -345,7 +345,7 @@ static int node_create(struct cfs_tree *t, uint32_t dir, const char *name, size_
 	tree_ent_attach(t, id, dir, arena_put(t, keep[0], len), len);
 	if (S_ISDIR(mode))
 		p->nlink++;
-	stamp(t, dir, now);
+	tree_stamp(t, dir, now);
 	count_kind(t, mode);
 	*out = id;
 	return 0;
@@ -417,7 +417,7 @@ int cfs_tree_set_pattern(struct cfs_tree *t, uint32_t id, const char *pattern, s
 		n->data = off;
 	}
 	n->u.size = size;
-	stamp(t, id, now_ns());
+	tree_stamp(t, id, now_ns());
 	tree_arena_tidy(t);
 	return 0;
 }
@@ -444,7 +444,7 @@ int cfs_tree_set_content(struct cfs_tree *t, uint32_t id, const char *data, size
 	n->content = fresh.content;
 	n->data = fresh.data;
 	n->u.size = len;
-	stamp(t, id, now_ns());
+	tree_stamp(t, id, now_ns());
 	tree_arena_tidy(t);
 	return 0;
 }
@@ -467,7 +467,7 @@ ssize_t cfs_tree_write(struct cfs_tree *t, uint32_t id, const char *buf, size_t 
 	ssize_t w = tree_content_write(t, n, buf, size, (uint64_t)off);
 	if (w < 0)
 		return w;
-	stamp(t, id, now_ns());
+	tree_stamp(t, id, now_ns());
 	tree_arena_tidy(t); /* a materialized pattern left a hole */
 	return w;
 }
@@ -489,7 +489,7 @@ int cfs_tree_truncate(struct cfs_tree *t, uint32_t id, uint64_t size)
 		tree_content_shrink(t, n, size);
 	else if ((err = tree_content_grow(t, n, size)))
 		return err;
-	stamp(t, id, now_ns());
+	tree_stamp(t, id, now_ns());
 	tree_arena_tidy(t);
 	return 0;
 }
@@ -575,7 +575,7 @@ int cfs_tree_chmod(struct cfs_tree *t, uint32_t id, mode_t mode)
 	if (S_ISLNK(n->mode))
 		return -EOPNOTSUPP; /* as Linux: a link's mode is always 0777 */
 	n->mode = (uint16_t)((n->mode & S_IFMT) | (mode & 07777));
-	touch(t, id, now_ns());
+	tree_touch(t, id, now_ns());
 	return 0;
 }
 
@@ -603,7 +603,7 @@ int cfs_tree_chown(struct cfs_tree *t, uint32_t id, uid_t uid, gid_t gid)
 		n->uid = uid;
 	if (gid != (gid_t)-1)
 		n->gid = gid;
-	touch(t, id, now_ns());
+	tree_touch(t, id, now_ns());
 	return 0;
 }
 
@@ -639,7 +639,7 @@ int cfs_tree_set_times(struct cfs_tree *t, uint32_t id, const struct timespec *a
 		return err;
 	n->atime = a;
 	n->mtime = m;
-	touch(t, id, c);
+	tree_touch(t, id, c);
 	return 0;
 }
 
@@ -725,21 +725,3 @@ const struct rs_tree_ops cfs_tree_rs_ops = {
     .parent = tree_rs_parent,
     .may_search = tree_rs_may_search,
 };
-
-void cfs_tree_record(struct cfs_tree *t, struct cfs_changes *into)
-{
-	t->changes = into;
-}
-
-void cfs_changes_node(const struct cfs_tree *t, struct cfs_changes *ch, uint32_t node)
-{
-	if (node != CFS_ROOT && !cfs_tree_refs(t, node))
-		return; /* the kernel holds nothing of it */
-	for (unsigned i = 0; i < ch->count; i++)
-		if (ch->nodes[i] == node)
-			return;
-	if (ch->count < CFS_CHANGES_MAX)
-		ch->nodes[ch->count++] = node;
-	else
-		ch->overflow = true;
-}

@@ -3,6 +3,20 @@
  * constants, the small accessors every file inlines, and the steps the files share, which
  * carry a tree_ prefix. Nothing outside the module includes it.
  *
+ * The files, each calling only those below it (tools/callgraph.sh checks that no two call
+ * each other, directly or round a circle):
+ *
+ *  tree.c         the tree's life, queries, creation, content, attributes, kernel references,
+ *                 the resolver's view
+ *  tree_rename.c  namespace changes: link, unlink, rmdir, rename
+ *  tree_entry.c   the steps both stand on: names checked, entries found, reserved, attached
+ *                 and detached, orphans kept and released, changes stamped and recorded
+ *  tree_data.c    file data: patterns, small buffers, paged writes
+ *  tree_index.c   the (directory, name) hash, directory order, the extra names' ring heads
+ *  tree_store.c   arena growth and rebuild, node handles, slots with free lists
+ *  tree_int.h     inline accessors that call nothing but each other (and the allocation
+ *                 hooks): nodes, entries, arena, the metadata limit, table sizes, the clock
+ *
  * Layout, sized for a million nodes at well under 100 bytes each:
  *
  *  nodes   72-byte struct cfs_node in chunks of CFS_CHUNK, indexed by handle: growth adds a
@@ -260,6 +274,17 @@ static inline uint64_t dir_count(const struct cfs_node *n)
 	return n->u.dir ? n->u.dir->len - n->u.dir->dead : 0;
 }
 
+static inline uint32_t dir_pins(const struct cfs_node *n)
+{
+	return is_dir(n) && n->u.dir ? n->u.dir->pins : 0;
+}
+
+/* Still needed by someone: the kernel, or an orphan whose last directory this is. */
+static inline bool is_held(const struct cfs_node *n)
+{
+	return n->refs || dir_pins(n);
+}
+
 /* ---- arena: the small steps; growth and rebuild are in tree_store.c ---- */
 
 static inline uint32_t arena_put(struct cfs_tree *t, const void *s, size_t n)
@@ -334,28 +359,6 @@ static inline int64_t now_ns(void)
 	return (int64_t)ts.tv_sec * CFS_NS + ts.tv_nsec;
 }
 
-/*
- * Every change to an existing node stamps its ctime, through touch() (attributes, link
- * count) or stamp() (content; a directory's content is its entries), and so is recorded for
- * the kernel's caches (cfs_tree_record): a change cannot be made without being recorded.
- */
-static inline void touch(struct cfs_tree *t, uint32_t id, int64_t now)
-{
-	nd(t, id)->ctime = now;
-	if (t->changes)
-		cfs_changes_node(t, t->changes, id);
-}
-
-static inline void stamp(struct cfs_tree *t, uint32_t id, int64_t now)
-{
-	struct cfs_node *n = nd(t, id);
-
-	n->mtime = now;
-	if (t->changes && is_dir(n))
-		t->changes->names = true; /* an entry came, went or moved */
-	touch(t, id, now);
-}
-
 static inline bool is_dot_or_dotdot(const char *name, size_t len)
 {
 	return (len == 1 && name[0] == '.') || (len == 2 && name[0] == '.' && name[1] == '.');
@@ -409,14 +412,26 @@ int tree_pat_acquire(struct cfs_tree *t, const char *pattern, size_t plen, uint3
 void tree_pages_free_from(struct cfs_tree *t, struct cfs_pages *fp, uint64_t first);
 bool tree_paged_next_run(const struct cfs_pages *fp, uint64_t idx, uint64_t *start, uint64_t *end);
 
-/* ---- tree_rename.c: namespace changes and the entry steps creation shares ---- */
+/* ---- tree_entry.c: the steps tree.c and tree_rename.c share: names, entries, orphans,
+ * changes ---- */
 
+int tree_check_name(const char *name, size_t len);
+int tree_check_new_name(const char *name, size_t len);
+void tree_node_orphan(struct cfs_tree *t, uint32_t id);
+void tree_node_release(struct cfs_tree *t, uint32_t id);
+void tree_ent_attach(struct cfs_tree *t, uint32_t r, uint32_t dir, uint32_t off, size_t len);
+void tree_xname_promote(struct cfs_tree *t, uint32_t id);
+void tree_ent_detach(struct cfs_tree *t, uint32_t *slot, uint32_t r);
 int tree_find_entry(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
 		    uint32_t **slot);
 int tree_check_new_entry(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len);
 int tree_entry_reserve(struct cfs_tree *t, uint32_t dir, size_t bytes, const char **keep, int nkeep,
 		       uint32_t xchild, bool *fresh);
-void tree_ent_attach(struct cfs_tree *t, uint32_t r, uint32_t dir, uint32_t off, size_t len);
-void tree_node_release(struct cfs_tree *t, uint32_t id);
+/* Every change to an existing node stamps its ctime, through tree_touch() (attributes, link
+ * count) or tree_stamp() (content, and so mtime; a directory's content is its entries), and so
+ * is recorded for the kernel's caches (cfs_tree_record): a change cannot be made without being
+ * recorded. */
+void tree_touch(struct cfs_tree *t, uint32_t id, int64_t now);
+void tree_stamp(struct cfs_tree *t, uint32_t id, int64_t now);
 
 #endif

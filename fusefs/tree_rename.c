@@ -1,7 +1,7 @@
 /*
- * Namespace changes: link, unlink, rmdir, rename (move, replace, exchange), and the entry and
- * orphan steps they share with creation in tree.c. Each reserves what it needs, then changes
- * the tree with steps that cannot fail. The layout is in tree_int.h.
+ * Namespace changes: link, unlink, rmdir, rename (move, replace, exchange), on the entry and
+ * orphan steps they share with creation (tree_entry.c). Each reserves what it needs, then
+ * changes the tree with steps that cannot fail. The layout is in tree_int.h.
  */
 #include "tree_int.h"
 
@@ -14,188 +14,6 @@
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
 #endif
-
-/* ---- small shared steps ---- */
-
-static int check_name(const char *name, size_t len)
-{
-	if (!len)
-		return -EINVAL;
-	if (len > RS_NAME_MAX)
-		return -ENAMETOOLONG;
-	if (memchr(name, '/', len) || memchr(name, '\0', len) || is_dot_or_dotdot(name, len))
-		return -EINVAL;
-	return 0;
-}
-
-/* A name an entry may take: a valid one, and not the up name every directory answers. */
-static int check_new_name(const char *name, size_t len)
-{
-	if (len == sizeof(CFS_UP_NAME) - 1 && memcmp(name, CFS_UP_NAME, len) == 0)
-		return -EEXIST;
-	return check_name(name, len);
-}
-
-/* Free node ID, which has no name left (an orphan's last one, in .e, goes with it). */
-static void node_free(struct cfs_tree *t, uint32_t id)
-{
-	struct cfs_node *n = nd(t, id);
-
-	assert(!n->nlink && id != CFS_ROOT);
-	arena_drop(t, n->name_len);
-	if (S_ISREG(n->mode)) {
-		tree_content_release(t, n);
-		t->files--;
-	} else if (S_ISLNK(n->mode)) {
-		arena_drop(t, n->u.size);
-		t->links--;
-	} else if (is_dir(n)) {
-		tree_order_free(t, n);
-		t->dirs--;
-	} else {
-		t->files--; /* a fifo, socket or device holds nothing */
-	}
-	t->nodes--;
-	n->mode = 0;
-	n->data = t->free_id;
-	t->free_id = id;
-}
-
-static uint32_t dir_pins(const struct cfs_node *n)
-{
-	return is_dir(n) && n->u.dir ? n->u.dir->pins : 0;
-}
-
-/* Still needed by someone: the kernel, or an orphan whose last directory this is. */
-static bool is_held(const struct cfs_node *n)
-{
-	return n->refs || dir_pins(n);
-}
-
-/* ID just lost its last name: freed at once, or an orphan pinning its last directory. */
-static void node_orphan(struct cfs_tree *t, uint32_t id)
-{
-	struct cfs_node *n = nd(t, id);
-
-	if (!is_held(n)) {
-		node_free(t, id);
-		return;
-	}
-	nd(t, n->e.dir)->u.dir->pins++; /* the directory held the name, so it has an order */
-}
-
-/* ID may have stopped being held: free it if it is an orphan, then release what it pinned,
- * up the chain of removed directories. */
-void tree_node_release(struct cfs_tree *t, uint32_t id)
-{
-	for (;;) {
-		struct cfs_node *n = nd(t, id);
-		if (n->nlink || is_held(n))
-			return;
-		uint32_t up = n->e.dir;
-		node_free(t, id);
-		struct cfs_node *p = nd(t, up);
-		p->u.dir->pins--;
-		id = up;
-	}
-}
-
-/* Give entry R the name (DIR, arena OFF, LEN); the caller reserved the order and hash slots. */
-void tree_ent_attach(struct cfs_tree *t, uint32_t r, uint32_t dir, uint32_t off, size_t len)
-{
-	struct cfs_ent *e = ent(t, r);
-
-	e->dir = dir;
-	e->name_off = off;
-	ent_set_len(t, r, len);
-	tree_order_append(t, nd(t, dir), r);
-	tree_hash_put(t, r);
-}
-
-/* The oldest extra name of ID becomes its first name: the entry changes refs, not place.
- * The old first name's bytes are the caller's business. */
-static void xname_promote(struct cfs_tree *t, uint32_t id)
-{
-	struct cfs_node *n = nd(t, id);
-	uint32_t i = tree_xhead_find(t, id)->head, r = CFS_XREF | i;
-	struct cfs_xname *x = &t->x[i];
-	struct cfs_dir *d = nd(t, x->e.dir)->u.dir;
-
-	d->slot[tree_order_pos(t, d, x->e.seq)] = id;
-	*tree_hash_slot_of(t, r) = id;
-	n->e = x->e;
-	n->name_len = x->name_len;
-	tree_xname_unchain(t, i);
-	tree_xname_put(t, r);
-}
-
-/* Entry R of node ID leaves its directory. An extra name just goes; the first name gives
- * way to the oldest extra one, or, being the last, stays in .e as the orphan's last name. */
-static void ent_detach(struct cfs_tree *t, uint32_t *slot, uint32_t r)
-{
-	struct cfs_ent *e = ent(t, r);
-	uint32_t id = ent_child(t, r);
-
-	tree_hash_del(t, slot);
-	tree_order_remove(t, nd(t, e->dir), e->seq);
-	if (r & CFS_XREF) {
-		arena_drop(t, ent_len(t, r));
-		tree_xname_unchain(t, r & ~CFS_XREF);
-		tree_xname_put(t, r);
-	} else if (tree_has_xnames(t, id)) {
-		arena_drop(t, ent_len(t, r));
-		xname_promote(t, id);
-	}
-}
-
-/* A name in DIR that must exist: its hash slot. */
-int tree_find_entry(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
-		    uint32_t **slot)
-{
-	if (!is_dir(nd(t, dir)))
-		return -ENOTDIR;
-	int err = check_name(name, len);
-	if (err)
-		return err;
-	*slot = tree_hash_find(t, dir, name, len);
-	return *slot ? 0 : -ENOENT;
-}
-
-/* A name in DIR that must be free, in the kernel's order of checks. */
-int tree_check_new_entry(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len)
-{
-	const struct cfs_node *d = nd(t, dir);
-
-	if (!is_dir(d))
-		return -ENOTDIR;
-	int err = check_new_name(name, len);
-	if (err)
-		return err;
-	if (tree_hash_find(t, dir, name, len))
-		return -EEXIST;
-	return d->nlink ? 0 : -ENOENT; /* a removed directory takes no new names */
-}
-
-/* Everything a new entry in DIR needs: arena bytes (KEEP as for tree_arena_reserve), a hash slot,
- * for an extra name of XCHILD an xname slot (and a ring head for its first), and an order
- * slot. Only the order array may be a new allocation (*FRESH), and it comes last: the rest
- * grows in place and needs no undoing. */
-int tree_entry_reserve(struct cfs_tree *t, uint32_t dir, size_t bytes, const char **keep, int nkeep,
-		       uint32_t xchild, bool *fresh)
-{
-	int err = tree_arena_reserve(t, bytes, keep, nkeep);
-
-	*fresh = false;
-	if (!err)
-		err = tree_hash_reserve(t);
-	if (!err && xchild)
-		err = tree_xname_reserve(t);
-	if (!err && xchild && !tree_has_xnames(t, xchild))
-		err = tree_xhead_reserve(t);
-	if (!err)
-		err = tree_order_reserve(t, nd(t, dir), fresh);
-	return err;
-}
 
 /* ---- namespace changes ---- */
 
@@ -224,8 +42,8 @@ int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *nam
 	tree_ent_attach(t, r, dir, arena_put(t, keep, len), len);
 	tree_xname_chain(t, r & ~CFS_XREF);
 	n->nlink++;
-	touch(t, id, now);
-	stamp(t, dir, now);
+	tree_touch(t, id, now);
+	tree_stamp(t, dir, now);
 	return 0;
 }
 
@@ -241,12 +59,12 @@ int cfs_tree_unlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t l
 	if (is_dir(n))
 		return -EISDIR;
 	int64_t now = now_ns();
-	ent_detach(t, slot, r);
+	tree_ent_detach(t, slot, r);
 	n->nlink--;
-	touch(t, id, now);
-	stamp(t, dir, now);
+	tree_touch(t, id, now);
+	tree_stamp(t, dir, now);
 	if (!n->nlink)
-		node_orphan(t, id);
+		tree_node_orphan(t, id);
 	tree_arena_tidy(t);
 	return 0;
 }
@@ -257,7 +75,7 @@ static void dir_bury(struct cfs_tree *t, uint32_t id, uint32_t parent, int64_t n
 	struct cfs_node *n = nd(t, id);
 
 	n->nlink = 0;
-	touch(t, id, now);
+	tree_touch(t, id, now);
 	tree_order_free(t, n);
 	nd(t, parent)->nlink--;
 }
@@ -276,10 +94,10 @@ int cfs_tree_rmdir(struct cfs_tree *t, uint32_t dir, const char *name, size_t le
 	if (dir_count(n))
 		return -ENOTEMPTY;
 	int64_t now = now_ns();
-	ent_detach(t, slot, id);
+	tree_ent_detach(t, slot, id);
 	dir_bury(t, id, dir, now);
-	stamp(t, dir, now);
-	node_orphan(t, id);
+	tree_stamp(t, dir, now);
+	tree_node_orphan(t, id);
 	tree_arena_tidy(t);
 	return 0;
 }
@@ -350,9 +168,9 @@ static void move_subdir_link(struct cfs_tree *t, uint32_t id, uint32_t from, uin
 
 static void stamp_rename(struct cfs_tree *t, const struct cfs_rename *rn)
 {
-	stamp(t, rn->olddir, rn->now);
-	stamp(t, rn->newdir, rn->now);
-	touch(t, rn->old_child, rn->now);
+	tree_stamp(t, rn->olddir, rn->now);
+	tree_stamp(t, rn->newdir, rn->now);
+	tree_touch(t, rn->old_child, rn->now);
 }
 
 /* The new name is free: the old entry leaves olddir and is appended to newdir. */
@@ -421,7 +239,7 @@ static int rename_replace(struct cfs_tree *t, struct cfs_rename *rn)
 		tree_xname_unchain(t, rn->new_ref & ~CFS_XREF);
 		tree_xname_put(t, rn->new_ref);
 	} else if (!last_name) {
-		xname_promote(t, rn->new_child);
+		tree_xname_promote(t, rn->new_child);
 	} else if (!copy_name) {
 		replaced->name_len = 0; /* it goes now; its name's bytes went to the old entry */
 	}
@@ -429,11 +247,11 @@ static int rename_replace(struct cfs_tree *t, struct cfs_rename *rn)
 		dir_bury(t, rn->new_child, rn->newdir, rn->now);
 	else
 		replaced->nlink--;
-	touch(t, rn->new_child, rn->now);
+	tree_touch(t, rn->new_child, rn->now);
 	move_subdir_link(t, rn->old_child, rn->olddir, rn->newdir);
 	stamp_rename(t, rn);
 	if (!replaced->nlink)
-		node_orphan(t, rn->new_child);
+		tree_node_orphan(t, rn->new_child);
 	tree_arena_tidy(t);
 	return 0;
 }
@@ -460,7 +278,7 @@ static int rename_exchange(struct cfs_tree *t, struct cfs_rename *rn)
 	move_subdir_link(t, rn->old_child, rn->olddir, rn->newdir);
 	move_subdir_link(t, rn->new_child, rn->newdir, rn->olddir);
 	stamp_rename(t, rn);
-	touch(t, rn->new_child, rn->now);
+	tree_touch(t, rn->new_child, rn->now);
 	return 0;
 }
 
@@ -476,7 +294,8 @@ int cfs_tree_rename(struct cfs_tree *t, uint32_t olddir, const char *oldname, si
 		return -EINVAL;
 	if (!is_dir(nd(t, olddir)) || !is_dir(nd(t, newdir)))
 		return -ENOTDIR;
-	if ((err = check_name(oldname, oldlen)) || (err = check_new_name(newname, newlen)))
+	if ((err = tree_check_name(oldname, oldlen)) ||
+	    (err = tree_check_new_name(newname, newlen)))
 		return err;
 	rn.old_slot = tree_hash_find(t, olddir, oldname, oldlen);
 	if (!rn.old_slot)
