@@ -34,7 +34,7 @@ UNIT_TESTS :=    # Check suites, run by check-unit (and under sanitizers by chec
 SHELL_TESTS :=   # integration scripts, run by check-integration
 BENCHES :=       # bench programs built by `make bench`
 
-.PHONY: all deps format format-check check check-run asan-daemon check-unit check-asan check-integration check-uring bench demo \
+.PHONY: all deps format format-check check check-run asan-daemon print-cppflags check-unit check-asan check-integration check-uring bench demo \
 	install clean fuzz format
 .DEFAULT_GOAL := all
 
@@ -120,6 +120,10 @@ format:
 	$(FORMAT) -i $(C_SOURCES)
 format-check:
 	$(FORMAT) --dry-run -Werror $(C_SOURCES)
+
+# the preprocessor flags every C file is compiled with (tools/callgraph.sh reads them)
+print-cppflags:
+	echo $(CPPFLAGS) $(CFLAGS_FUSE) $(CFLAGS_URING)
 
 clean:
 	rm -rf build build-asan build-fuzz

@@ -32,9 +32,9 @@ TMP=$(mktemp -d /tmp/cfs-callgraph.XXXXXX) || exit 2
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP
 
-# the flags the build compiles fusefs/ with; the headers' packages only, no library needed
-PKG_CFLAGS=$(pkg-config --cflags fuse3 glib-2.0 json-glib-1.0 liburing 2>/dev/null) || PKG_CFLAGS=
-FLAGS="-std=c11 -O0 -D_GNU_SOURCE -Iresolver -Ipollcore -Ifusefs -Itests $PKG_CFLAGS"
+# the build's own preprocessor flags (include paths, the packages' headers, the API version)
+CPPFLAGS_BUILD=$(make -s --no-print-directory print-cppflags) || exit 2
+FLAGS="-std=c11 -O0 $CPPFLAGS_BUILD"
 
 n=0
 find "$@" -name '*.c' -type f | LC_ALL=C sort >"$TMP/files"
