@@ -61,14 +61,14 @@ $(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 # the tree's suite: one binary, its files along the module's seams (tests/test_tree.h)
 TEST_TREE_OBJS := $(addprefix $(BUILD)/tests/,test_tree.o test_tree_fixture.o test_tree_entry.o \
 	test_tree_rename.o test_tree_data.o test_tree_attr.o test_tree_alloc.o)
-$(BUILD)/test_tree: $(TEST_TREE_OBJS) $(CFS_LIB) $(RESOLVER_LIB)
+$(BUILD)/test_tree: $(TEST_TREE_OBJS) $(BUILD)/tests/check_main.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 # test_spec fails the spec module's and the tree's own allocations one by one: --wrap
 # redirects every object the link takes from $(CFS_LIB) (GLib's and libc's inner ones are not
 # redirected)
 CFS_SPEC_TEST_OBJS := $(addprefix $(BUILD)/tests/,test_spec.o test_spec_util.o test_spec_lex.o \
 	test_spec_make.o test_spec_gen.o test_spec_dump.o test_spec_materialize.o)
-$(BUILD)/test_spec: $(CFS_SPEC_TEST_OBJS) $(CFS_LIB) $(RESOLVER_LIB)
+$(BUILD)/test_spec: $(CFS_SPEC_TEST_OBJS) $(BUILD)/tests/check_main.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc -o $@ $^ $(LIBS_CHECK) \
 		$(LIBS_FUSE)
 $(TEST_TREE_OBJS) $(CFS_SPEC_TEST_OBJS): CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)

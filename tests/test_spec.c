@@ -6,6 +6,8 @@
  */
 #include "test_spec.h"
 
+#include "check_main.h"
+
 #include <check.h>
 #include <stdlib.h>
 
@@ -37,13 +39,7 @@ static Suite *spec_suite(void)
 	return s;
 }
 
-int main(void)
+void unit_add_suites(SRunner *sr)
 {
-	SRunner *sr = srunner_create(spec_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_NORMAL);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	srunner_add_suite(sr, spec_suite());
 }

@@ -8,6 +8,7 @@
  * One binary of several files along the module's seams (tests/test_tree.h says which holds
  * what); this one has the scale test, the suite and main.
  */
+#include "check_main.h"
 #include "test_tree.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -135,12 +136,7 @@ static Suite *tree_suite(void)
 	return s;
 }
 
-int main(void)
+void unit_add_suites(SRunner *sr)
 {
-	SRunner *sr = srunner_create(tree_suite());
-
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	srunner_add_suite(sr, tree_suite());
 }
