@@ -1,5 +1,4 @@
 #include "fault.h"
-#include "transport.h"
 
 #include <errno.h>
 #include <fnmatch.h>

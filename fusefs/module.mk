@@ -49,7 +49,7 @@ $(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/fusefs/latency.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_latency.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/fusefs/links.o \
-	$(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
+	$(BUILD)/fusefs/coherence.o $(BUILD)/fusefs/paths.o $(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_tree: $(BUILD)/tests/test_tree.o $(CFS_LIB) $(RESOLVER_LIB)

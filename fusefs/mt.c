@@ -9,7 +9,7 @@
 
 static pthread_mutex_t cfs_big_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* One locked wrapper per row of the table (daemon.h), calling that row's handler. */
+/* One locked wrapper per row of the table (optable.h), calling that row's handler. */
 #define CFS_LOCKED(n, opcode, nofault, at, keeps, params, args)                                    \
 	static void cfs_mt_##n params                                                              \
 	{                                                                                          \

@@ -611,7 +611,7 @@ void cfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	cfs_reply_err(req, -ENOSYS);
 }
 
-/* Every operation of the one table (daemon.h), each by its handler. */
+/* Every operation of the one table (optable.h), each by its handler. */
 #define CFS_LL_OP(n, ...) .n = cfs_ll_##n,
 const struct fuse_lowlevel_ops cfs_ops = {CFS_OPS(CFS_LL_OP)};
 #undef CFS_LL_OP

@@ -614,7 +614,7 @@ int cfs_serve(struct cfs_daemon *d, struct fuse_args *args, int foreground)
 	}
 	d->paths = cfs_paths_new();
 	d->faults = cfs_faults_new();
-	d->answered = cfs_linkset_new();
+	cfs_coherence_begin(d);
 	if (fuse_session_mount(d->se, mnt) != 0)
 		goto out;
 	if (fuse_daemonize(foreground) != 0)
@@ -649,8 +649,7 @@ out:
 	d->paths = NULL;
 	cfs_faults_free(d->faults);
 	d->faults = NULL;
-	cfs_linkset_free(d->answered);
-	d->answered = NULL;
+	cfs_coherence_end(d); /* when the session never ran */
 out_transport:
 	cfs_record_end(d); /* idempotent: ended above unless the session never ran */
 	/* after the session: its replies go through the transport until it is destroyed */
