@@ -29,7 +29,8 @@ struct cfs_daemon *cfs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-/* Every request starts here (its handler's first call), so its walks start afresh too. */
+/* Every request starts here (before its handler: cfs_ops; or answered by a fault rule), so its
+ * walks start afresh too. */
 void cfs_count(struct cfs_daemon *d, enum cfs_op op)
 {
 	d->ops[op]++;
@@ -294,7 +295,6 @@ void cfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 	}
 	/* Let the kernel clear setuid/setgid on write and chown, as it does for tmpfs. */
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
-	cfs_count(d, CFS_OP_init);
 }
 
 void cfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -305,7 +305,6 @@ void cfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	uint32_t child;
 	int err;
 
-	cfs_count(d, CFS_OP_lookup);
 	if (len > RS_NAME_MAX) {
 		cfs_reply_err(req, -ENAMETOOLONG);
 		return;
@@ -330,7 +329,6 @@ void cfs_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
-	cfs_count(d, CFS_OP_forget);
 	cfs_forget_one(d, ino, nlookup);
 	fuse_reply_none(req);
 }
@@ -339,7 +337,6 @@ void cfs_ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *
 {
 	struct cfs_daemon *d = cfs_of(req);
 
-	cfs_count(d, CFS_OP_forget_multi);
 	for (size_t i = 0; i < count; i++)
 		cfs_forget_one(d, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
@@ -350,7 +347,6 @@ void cfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct cfs_daemon *d = cfs_of(req);
 	struct stat st;
 
-	cfs_count(d, CFS_OP_getattr);
 	cfs_stat(d, cfs_node(d, ino), &st);
 	fuse_reply_attr(req, &st, cfs_attr_timeout(d));
 }
@@ -377,7 +373,6 @@ void cfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	char buf[RS_PATH_MAX];
 	int err;
 
-	cfs_count(d, CFS_OP_readlink);
 	err = cfs_readlink_answer(req, d, cfs_node(d, ino), buf);
 	if (err) {
 		cfs_reply_err(req, err);
@@ -390,7 +385,6 @@ void cfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
-	cfs_count(d, CFS_OP_opendir);
 	if (d->opening.skip_opendir) {
 		d->opening.listings_kept = true;
 		cfs_reply_err(req, -ENOSYS);
@@ -482,7 +476,6 @@ static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	size_t len;
 	uint32_t child;
 
-	cfs_count(d, plus ? CFS_OP_readdirplus : CFS_OP_readdir);
 	cfs_coherence_listing(d, ino, d->opening.listings_kept);
 	b.buf = malloc(size);
 	/* the smallest plus entry takes a little over 128 bytes: a bound on one reply */
@@ -523,7 +516,6 @@ void cfs_ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 void cfs_ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	cfs_count(cfs_of(req), CFS_OP_releasedir);
 	fuse_reply_err(req, 0);
 }
 
@@ -533,7 +525,6 @@ void cfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct 
 	char *buf = malloc(size ? size : 1);
 	ssize_t n;
 
-	cfs_count(d, CFS_OP_read);
 	if (!buf) {
 		cfs_reply_err(req, -ENOMEM);
 		return;
@@ -552,14 +543,12 @@ void cfs_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
-	cfs_count(d, CFS_OP_flush);
 	cfs_reply_err(req, d->opts.opens == CFS_OPENS_SKIP ? -ENOSYS : 0);
 }
 
 /* Files made by CREATE are released even with opens=skip (CREATE opens them). */
 void cfs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	cfs_count(cfs_of(req), CFS_OP_release);
 	fuse_reply_err(req, 0);
 }
 
@@ -569,7 +558,6 @@ void cfs_ll_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct cfs_tree_stats ts;
 	struct statvfs sv = {0};
 
-	cfs_count(d, CFS_OP_statfs);
 	cfs_tree_stats(d->tree, &ts);
 	/* as tmpfs: blocks are data pages, the total is the data limit (-o max_data); inodes
 	 * are what the metadata limit (-o max_meta) leaves room for, at a node's cost */
@@ -590,7 +578,6 @@ void cfs_ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	struct cfs_cred c;
 	const struct rs_cred *cred;
 
-	cfs_count(d, CFS_OP_access);
 	c.cred = (struct rs_cred){ctx->uid, ctx->gid, NULL, 0};
 	cred = cfs_req_cred(req, d, &c);
 	if (!cred)
@@ -601,17 +588,36 @@ void cfs_ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 /* No extended attributes: ENOSYS makes the kernel stop asking (users see EOPNOTSUPP). */
 void cfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	cfs_count(cfs_of(req), CFS_OP_getxattr);
 	cfs_reply_err(req, -ENOSYS);
 }
 
 void cfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	cfs_count(cfs_of(req), CFS_OP_listxattr);
 	cfs_reply_err(req, -ENOSYS);
 }
 
-/* Every operation of the one table (optable.h), each by its handler. */
-#define CFS_LL_OP(n, ...) .n = cfs_ll_##n,
+static struct cfs_daemon *cfs_of_userdata(void *userdata)
+{
+	return userdata;
+}
+
+/* The daemon a handler's first argument leads to: its request's, or init's userdata. */
+#define CFS_FIRST(first, ...) first
+#define CFS_DAEMON_OF(args)                                                                        \
+	_Generic((CFS_FIRST args), void * : cfs_of_userdata, default : cfs_of)(CFS_FIRST args)
+
+/* One wrapper per row of the table (optable.h): the request is counted, and its walks get a
+ * fresh budget, before its handler runs, so no handler can forget either. */
+#define CFS_COUNTED(n, opcode, nofault, at, keeps, params, args)                                   \
+	static void cfs_counted_##n params                                                         \
+	{                                                                                          \
+		cfs_count(CFS_DAEMON_OF(args), CFS_OP_##n);                                        \
+		cfs_ll_##n args;                                                                   \
+	}
+CFS_OPS(CFS_COUNTED)
+#undef CFS_COUNTED
+
+/* Every operation of the one table, each counted, then served by its handler. */
+#define CFS_LL_OP(n, ...) .n = cfs_counted_##n,
 const struct fuse_lowlevel_ops cfs_ops = {CFS_OPS(CFS_LL_OP)};
 #undef CFS_LL_OP
