@@ -203,7 +203,7 @@ static void cfs_coherence_names(struct cfs_daemon *d)
 	 * mount began in kernel mode and negotiated cached links) are dropped. Server mode: any
 	 * path through a link may now end elsewhere; any mode: any path through an up name. */
 	cfs_drop_answered_links(d);
-	if (d->opts.follow != CFS_FOLLOW_KERNEL && d->cache_symlinks)
+	if (!cfs_follow_modes[d->opts.follow].keeps_links && d->cache_symlinks)
 		cfs_tree_each_referenced(d->tree, cfs_link_body, d);
 	if (d->paths)
 		cfs_paths_each(d->paths, cfs_path_entry, d);
@@ -231,7 +231,7 @@ static bool cfs_coherence_searchable(struct cfs_daemon *d, bool locked)
 	const struct cfs_changes *ch = &d->changes;
 	struct cfs_path_ctx c = {d, locked};
 
-	if (d->opts.follow != CFS_FOLLOW_SERVER || !cfs_has_aliases(d) || ch->names)
+	if (!cfs_follow_modes[d->opts.follow].lookups_follow || !cfs_has_aliases(d) || ch->names)
 		return false;
 	for (unsigned i = 0; i < ch->count; i++)
 		if (cfs_tree_kind(d->tree, ch->nodes[i]) == RS_DIR) {
@@ -253,7 +253,7 @@ static void cfs_coherence_rights(struct cfs_daemon *d)
 	for (unsigned i = 0; i < ch->count || (ch->overflow && i == 0); i++)
 		if (ch->overflow || cfs_tree_kind(d->tree, ch->nodes[i]) == RS_DIR) {
 			cfs_drop_answered_links(d); /* kernel mode: those noted as dependent */
-			if (d->opts.follow != CFS_FOLLOW_KERNEL)
+			if (!cfs_follow_modes[d->opts.follow].keeps_links)
 				cfs_tree_each_referenced(d->tree, cfs_link_body, d);
 			return;
 		}
@@ -419,7 +419,7 @@ void cfs_coherence_attrs_now(struct cfs_daemon *d, fuse_ino_t ino)
 
 void cfs_coherence_moved(struct cfs_daemon *d, fuse_ino_t parent, const char *name, size_t len)
 {
-	if (d->opts.follow == CFS_FOLLOW_SERVER)
+	if (cfs_follow_modes[d->opts.follow].lookups_follow)
 		cfs_notify_entry(d->notifier, parent, name, len);
 }
 
@@ -486,7 +486,7 @@ void cfs_coherence_listing(struct cfs_daemon *d, fuse_ino_t ino, bool kept)
 {
 	GArray *a = d->coh.resolved;
 
-	if (!kept || (d->opts.follow != CFS_FOLLOW_SERVER && !cfs_is_path_id(ino)))
+	if (!kept || (cfs_follow_modes[d->opts.follow].keeps_listings && !cfs_is_path_id(ino)))
 		return;
 	if (!a)
 		a = d->coh.resolved = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t));

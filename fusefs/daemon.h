@@ -10,6 +10,7 @@
 
 #include "coherence.h"
 #include "ctlpath.h"
+#include "follow.h"
 #include "inroot.h"
 #include "latency.h"
 #include "optable.h"
@@ -29,12 +30,6 @@ struct cfs_faults;
 struct cfs_transport;
 
 #define CFS_VERSION "0.1.0"
-
-enum cfs_follow {
-	CFS_FOLLOW_KERNEL,   /* links are links; the kernel follows them (40 at most) */
-	CFS_FOLLOW_COLLAPSE, /* readlink answers the whole chain's end: one kernel hop */
-	CFS_FOLLOW_SERVER,   /* the daemon follows every link; a link shows as its target */
-};
 
 enum cfs_loop_kind {
 	CFS_LOOP_POLLCORE, /* our dispatcher (the default) */

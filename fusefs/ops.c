@@ -177,7 +177,7 @@ int cfs_make_entry(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, cons
 	int err;
 
 	memset(e, 0, sizeof(*e));
-	if (follow && d->opts.follow == CFS_FOLLOW_SERVER &&
+	if (follow && cfs_follow_modes[d->opts.follow].lookups_follow &&
 	    cfs_tree_kind(d->tree, child) == RS_LINK) {
 		err = cfs_follow_entry(req, d, cfs_node(d, parent), name, len, &node, &private);
 		/* a link that does not resolve shows as the link it is, so it can be listed,
@@ -289,7 +289,8 @@ void cfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	/* A link's body never changes in place (a new link is a new node), so in kernel mode
 	 * the kernel may keep it; in the other modes the answer depends on other links. */
-	if (d->opts.follow == CFS_FOLLOW_KERNEL && (conn->capable & FUSE_CAP_CACHE_SYMLINKS)) {
+	if (cfs_follow_modes[d->opts.follow].keeps_links &&
+	    (conn->capable & FUSE_CAP_CACHE_SYMLINKS)) {
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 		d->cache_symlinks = true;
 	}
@@ -397,7 +398,7 @@ void cfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* Listings change only through requests the kernel sees (it drops its cache then) or
 	 * through control commands, which invalidate the directory. In server mode an entry's
 	 * kind is its link's target's, which changes behind the directory's back. */
-	cfs_open_caching(d, fi, true, d->opts.follow != CFS_FOLLOW_SERVER);
+	cfs_open_caching(d, fi, true, cfs_follow_modes[d->opts.follow].keeps_listings);
 	fuse_reply_open(req, fi);
 }
 

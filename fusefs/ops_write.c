@@ -46,7 +46,8 @@ static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t paren
 		cfs_reply_err(req, err);
 		return;
 	}
-	if (cfs_tree_kind(d->tree, child) == RS_LINK && d->opts.follow == CFS_FOLLOW_SERVER)
+	if (cfs_tree_kind(d->tree, child) == RS_LINK &&
+	    cfs_follow_modes[d->opts.follow].lookups_follow)
 		e.entry_timeout = 0; /* next time, the name is looked up and followed */
 	if ((fi ? fuse_reply_create(req, &e, fi) : fuse_reply_entry(req, &e)) == 0)
 		cfs_ref_entry(d, &e);
@@ -171,7 +172,8 @@ void cfs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	cfs_coherence_named(d, parent, name);
 	err = cfs_tree_lookup(d->tree, dir, name, len, &child);
 	/* Server mode shows a link to a directory as a directory: rmdir removes the link. */
-	if (!err && d->opts.follow == CFS_FOLLOW_SERVER && cfs_tree_kind(d->tree, child) == RS_LINK)
+	if (!err && cfs_follow_modes[d->opts.follow].lookups_follow &&
+	    cfs_tree_kind(d->tree, child) == RS_LINK)
 		err = cfs_tree_unlink(d->tree, dir, name, len);
 	else if (!err)
 		err = cfs_tree_rmdir(d->tree, dir, name, len);

@@ -522,9 +522,7 @@ static int cfs_open_record(struct cfs_daemon *d)
 
 static void cfs_default_timeouts(struct cfs_opts *o)
 {
-	/* Kernel and collapse modes: names and attributes change only through requests the
-	 * kernel sees itself or through control commands that invalidate what they touch. */
-	double t = o->follow == CFS_FOLLOW_SERVER ? 1.0 : 3600.0;
+	double t = cfs_follow_modes[o->follow].timeout;
 
 	if (o->entry_timeout < 0)
 		o->entry_timeout = t;
