@@ -10,7 +10,6 @@
  */
 #include "coherence.h"
 #include "daemon.h"
-#include "links.h"
 #include "notify.h"
 #include "paths.h"
 
@@ -175,6 +174,21 @@ static void cfs_path_entry(void *data, uint64_t parent, const char *name, size_t
 	cfs_notify_entry(d->notifier, parent, name, len);
 }
 
+/* Kernel mode's answers noted as dependent (cfs_coherence_answered): dropped, and forgotten
+ * until the kernel asks again. */
+static void cfs_drop_answered_links(struct cfs_daemon *d)
+{
+	GHashTableIter it;
+	gpointer id;
+
+	if (!d->coh.answered || g_hash_table_size(d->coh.answered) == 0)
+		return;
+	g_hash_table_iter_init(&it, d->coh.answered);
+	while (g_hash_table_iter_next(&it, &id, NULL))
+		cfs_notify_inode(d->notifier, GPOINTER_TO_UINT(id));
+	g_hash_table_remove_all(d->coh.answered);
+}
+
 /* A name was added, removed, replaced or moved: what may now resolve differently. */
 static void cfs_coherence_names(struct cfs_daemon *d)
 {
@@ -188,8 +202,8 @@ static void cfs_coherence_names(struct cfs_daemon *d)
 	 * end; a broken link's safe target or own path), so bodies the kernel keeps (when the
 	 * mount began in kernel mode and negotiated cached links) are dropped. Server mode: any
 	 * path through a link may now end elsewhere; any mode: any path through an up name. */
-	cfs_links_changed(d);
-	if (d->opts.follow != CFS_FOLLOW_KERNEL && d->cache_symlinks)
+	cfs_drop_answered_links(d);
+	if (!cfs_follow_modes[d->opts.follow].keeps_links && d->cache_symlinks)
 		cfs_tree_each_referenced(d->tree, cfs_link_body, d);
 	if (d->paths)
 		cfs_paths_each(d->paths, cfs_path_entry, d);
@@ -217,7 +231,7 @@ static bool cfs_coherence_searchable(struct cfs_daemon *d, bool locked)
 	const struct cfs_changes *ch = &d->changes;
 	struct cfs_path_ctx c = {d, locked};
 
-	if (d->opts.follow != CFS_FOLLOW_SERVER || !cfs_has_aliases(d) || ch->names)
+	if (!cfs_follow_modes[d->opts.follow].lookups_follow || !cfs_has_aliases(d) || ch->names)
 		return false;
 	for (unsigned i = 0; i < ch->count; i++)
 		if (cfs_tree_kind(d->tree, ch->nodes[i]) == RS_DIR) {
@@ -238,8 +252,8 @@ static void cfs_coherence_rights(struct cfs_daemon *d)
 		return; /* cfs_coherence_names drops them */
 	for (unsigned i = 0; i < ch->count || (ch->overflow && i == 0); i++)
 		if (ch->overflow || cfs_tree_kind(d->tree, ch->nodes[i]) == RS_DIR) {
-			cfs_links_changed(d); /* kernel mode: those noted as dependent */
-			if (d->opts.follow != CFS_FOLLOW_KERNEL)
+			cfs_drop_answered_links(d); /* kernel mode: those noted as dependent */
+			if (!cfs_follow_modes[d->opts.follow].keeps_links)
 				cfs_tree_each_referenced(d->tree, cfs_link_body, d);
 			return;
 		}
@@ -405,7 +419,7 @@ void cfs_coherence_attrs_now(struct cfs_daemon *d, fuse_ino_t ino)
 
 void cfs_coherence_moved(struct cfs_daemon *d, fuse_ino_t parent, const char *name, size_t len)
 {
-	if (d->opts.follow == CFS_FOLLOW_SERVER)
+	if (cfs_follow_modes[d->opts.follow].lookups_follow)
 		cfs_notify_entry(d->notifier, parent, name, len);
 }
 
@@ -472,7 +486,7 @@ void cfs_coherence_listing(struct cfs_daemon *d, fuse_ino_t ino, bool kept)
 {
 	GArray *a = d->coh.resolved;
 
-	if (!kept || (d->opts.follow != CFS_FOLLOW_SERVER && !cfs_is_path_id(ino)))
+	if (!kept || (cfs_follow_modes[d->opts.follow].keeps_listings && !cfs_is_path_id(ino)))
 		return;
 	if (!a)
 		a = d->coh.resolved = g_array_new(FALSE, FALSE, sizeof(fuse_ino_t));
@@ -482,9 +496,23 @@ void cfs_coherence_listing(struct cfs_daemon *d, fuse_ino_t ino, bool kept)
 	g_array_append_val(a, ino);
 }
 
+void cfs_coherence_answered(const struct cfs_daemon *d, uint32_t link)
+{
+	if (d->coh.answered)
+		g_hash_table_add(d->coh.answered, GUINT_TO_POINTER(link));
+}
+
+void cfs_coherence_begin(struct cfs_daemon *d)
+{
+	d->coh.answered = g_hash_table_new(NULL, NULL); /* like GLib, aborts on OOM */
+}
+
 void cfs_coherence_end(struct cfs_daemon *d)
 {
 	if (d->coh.resolved)
 		g_array_free(d->coh.resolved, TRUE);
 	d->coh.resolved = NULL;
+	if (d->coh.answered)
+		g_hash_table_destroy(d->coh.answered);
+	d->coh.answered = NULL;
 }

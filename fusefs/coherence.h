@@ -39,6 +39,9 @@ struct cfs_coherence {
 	struct cfs_held **tail; /* where the next one goes */
 	unsigned nheld;
 	GArray *resolved; /* fuse_ino_t of kept listings that show resolved links */
+	/* kernel mode: links whose answer the kernel got depends on where they are or on other
+	 * links (cfs_coherence_answered); NULL outside a session */
+	GHashTable *answered;
 };
 
 /*
@@ -108,7 +111,13 @@ void cfs_coherence_listing(struct cfs_daemon *d, fuse_ino_t ino, bool kept);
  * where the kernel keeps what it read (opens=skip, cache_symlinks). Queued: a syscall racing
  * the notifier may still be answered from the cache. */
 void cfs_coherence_uncache(struct cfs_daemon *d, fuse_ino_t ino);
-/* Free what the module kept (the session ended). */
+/* LINK's answer, handed to the kernel, depends on where LINK is or on other links (links.c):
+ * it is dropped at the next change of names or of a directory's rights, and forgotten. */
+void cfs_coherence_answered(const struct cfs_daemon *d, uint32_t link);
+
+/* The session begins: what the module keeps across requests is made. */
+void cfs_coherence_begin(struct cfs_daemon *d);
+/* Free what the module kept (the session ended); again, it does nothing. */
 void cfs_coherence_end(struct cfs_daemon *d);
 
 #endif

@@ -24,8 +24,6 @@ static const char *cfs_kind_name(enum rs_kind k)
 	return k == RS_DIR ? "dir" : k == RS_FILE ? "file" : k == RS_LINK ? "link" : "other";
 }
 
-static const char *const cfs_mode_names[] = {"kernel", "collapse", "server"};
-
 /* ---- commands ---- */
 
 static char *cmd_ping(struct cfs_control *c, const char *args)
@@ -197,7 +195,7 @@ static char *cmd_stats(struct cfs_control *c, const char *args)
 		return cfs_json_error("usage: stats [reset]");
 	}
 	b = cfs_json_ok();
-	cfs_json_str(b, "mode", cfs_mode_names[c->d->opts.follow], -1);
+	cfs_json_str(b, "mode", cfs_follow_modes[c->d->opts.follow].name, -1);
 	cfs_stats_ops(c, b);
 	cfs_stats_resolver(c, b);
 	cfs_stats_latency(c, b);
@@ -263,17 +261,18 @@ static char *cmd_limits(struct cfs_control *c, const char *args)
 
 static char *cmd_mode(struct cfs_control *c, const char *args)
 {
-	for (int m = 0; m < 3; m++)
-		if (strcmp(args, cfs_mode_names[m]) == 0) {
-			if (c->d->opts.follow != (enum cfs_follow)m) {
-				c->d->opts.follow = (enum cfs_follow)m;
-				cfs_coherence_everything(c->d);
-			}
-			JsonBuilder *b = cfs_json_ok();
-			cfs_json_str(b, "mode", cfs_mode_names[m], -1);
-			return cfs_json_finish(b);
-		}
-	return cfs_json_error("usage: mode kernel|collapse|server");
+	int m = cfs_follow_of_name(args);
+	char names[CFS_FOLLOW_NAMES_MAX];
+
+	if (m < 0)
+		return cfs_json_error("usage: mode %s", cfs_follow_names(names, '|'));
+	if (c->d->opts.follow != (enum cfs_follow)m) {
+		c->d->opts.follow = (enum cfs_follow)m;
+		cfs_coherence_everything(c->d);
+	}
+	JsonBuilder *b = cfs_json_ok();
+	cfs_json_str(b, "mode", cfs_follow_modes[m].name, -1);
+	return cfs_json_finish(b);
 }
 
 struct cfs_trace_ctx {

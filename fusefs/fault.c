@@ -1,7 +1,6 @@
 #include "fault.h"
 #include "errname.h"
 #include "json.h"
-#include "transport.h"
 
 #include <errno.h>
 #include <fnmatch.h>

@@ -7,7 +7,7 @@
 #ifndef CHAINFS_FAULT_H
 #define CHAINFS_FAULT_H
 
-#include "daemon.h"
+#include "optable.h"
 
 #include <json-glib/json-glib.h>
 

@@ -10,16 +10,10 @@
  * 40 links.
  */
 #include "links.h"
-#include "notify.h"
 
 #include <errno.h>
 #include <glib.h>
 #include <string.h>
-
-/* Links whose answer was handed out and depends on where they are or on other links. */
-struct cfs_linkset {
-	GHashTable *ids;
-};
 
 const struct rs_cred cfs_anyone = {(uid_t)-2, (gid_t)-2, NULL, 0};
 
@@ -154,43 +148,8 @@ ssize_t cfs_link_answer(const struct cfs_daemon *d, const struct rs_cred *cred, 
 		n = cfs_kernel_target(d, link, out, &dependent);
 	}
 	if (n >= 0 && dependent)
-		cfs_links_note(d, link);
+		cfs_coherence_answered(d, link);
 	return n;
-}
-
-void cfs_links_note(const struct cfs_daemon *d, uint32_t link)
-{
-	if (d->answered)
-		g_hash_table_add(d->answered->ids, GUINT_TO_POINTER(link));
-}
-
-void cfs_links_changed(struct cfs_daemon *d)
-{
-	GHashTableIter it;
-	gpointer id;
-
-	if (!d->answered || g_hash_table_size(d->answered->ids) == 0)
-		return;
-	g_hash_table_iter_init(&it, d->answered->ids);
-	while (g_hash_table_iter_next(&it, &id, NULL))
-		cfs_notify_inode(d->notifier, GPOINTER_TO_UINT(id));
-	g_hash_table_remove_all(d->answered->ids);
-}
-
-struct cfs_linkset *cfs_linkset_new(void)
-{
-	struct cfs_linkset *s = g_new(struct cfs_linkset, 1); /* like GLib, aborts on OOM */
-
-	s->ids = g_hash_table_new(NULL, NULL);
-	return s;
-}
-
-void cfs_linkset_free(struct cfs_linkset *s)
-{
-	if (!s)
-		return;
-	g_hash_table_destroy(s->ids);
-	g_free(s);
 }
 
 /* DEPTH up steps from where the kernel finds a link, then down from the mount's root to NODE:

@@ -11,7 +11,7 @@
  * stored when it is relative without "..", else (absolute, or with a "..") the way to where its
  * in-root walk leads (cfs_answer_path) plus the rest, which holds no "..".
  * abslinks=raw: the target as stored. *dependent: the answer depends on other links or on
- * where LINK is, so cfs_links_note() it when it goes to the kernel. Length or -errno. */
+ * where LINK is, so coherence must hear of it when it goes to the kernel. Length or -errno. */
 ssize_t cfs_kernel_target(const struct cfs_daemon *d, uint32_t link, char *out, bool *dependent);
 /* No user and no group: the rights of whoever asks, at the least (the "other" bits only). An
  * answer the kernel may keep and hand to every caller is computed with these. */
@@ -26,15 +26,10 @@ bool cfs_shows_as_link(int err);
  * only when the link shows to it as a link: the end, or when broken something the kernel's
  * walk fails on with the same errno (the safe target; for ELOOP the link's own name). Never a
  * ".." nor a host path. *WALK: the resolver's walk of the chain (zeroed in kernel mode), for
- * the stats. An answer that depends on where LINK is gets cfs_links_note(). Length or -errno. */
+ * the stats. An answer that depends on where LINK is goes to cfs_coherence_answered(). Length or
+ * -errno. */
 ssize_t cfs_link_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
 			char *out, struct rs_result *walk);
-/* Remember a link whose answer the kernel got and may keep; cfs_links_changed() (on every
- * namespace change) drops those answers from the kernel's caches and forgets them. */
-void cfs_links_note(const struct cfs_daemon *d, uint32_t link);
-void cfs_links_changed(struct cfs_daemon *d);
-struct cfs_linkset *cfs_linkset_new(void);
-void cfs_linkset_free(struct cfs_linkset *s);
 /* What the kernel is handed to reach NODE from where it finds LINK (every mode): down from
  * LINK's directory, climbing first with the up name where NODE is not below it; for a
  * hard-linked link, up to the root from the deepest of its names and down from there. Never

@@ -79,12 +79,14 @@ static uint64_t cfs_default_max_data(void)
 
 static void cfs_usage(const char *prog)
 {
+	char modes[CFS_FOLLOW_NAMES_MAX];
+
 	printf("usage: %s [options] [SPEC] MOUNTPOINT\n"
 	       "       %s --materialize [--keep-ids] [SPEC] DIR\n"
 	       "       %s --spec-from DIR > SPEC\n\n"
 	       "Serve the tree described by SPEC (default: the embedded tree) at MOUNTPOINT.\n\n"
 	       "chainfs options:\n"
-	       "    -o follow=kernel|collapse|server  who follows symlinks (default kernel)\n"
+	       "    -o follow=%s  who follows symlinks (default %s)\n"
 	       "    -o max_nest=N          links nested at once in our resolver (default 40)\n"
 	       "    -o max_total=N         links followed per walk in our resolver (default 40)\n"
 	       "    -o entry_timeout=SEC   kernel's name cache timeout (default: per mode)\n"
@@ -123,7 +125,8 @@ static void cfs_usage(const char *prog)
 	       "                           no link, stays on DIR's filesystem; what cannot\n"
 	       "                           be read is left out, named on stderr, and the\n"
 	       "                           exit status is 1\n\n",
-	       prog, prog, prog, CFS_SPIN_DEFAULT_US);
+	       prog, prog, prog, cfs_follow_names(modes, '|'),
+	       cfs_follow_modes[CFS_FOLLOW_KERNEL].name, CFS_SPIN_DEFAULT_US);
 	printf("libfuse's options follow. Of them, clone_fd, max_idle_threads and max_threads\n"
 	       "act only with -o loop=libfuse_mt; chainfs's own loop (the default) is one\n"
 	       "thread and ignores them. default_permissions is always on.\n");
@@ -218,9 +221,23 @@ static int cfs_pick(const char *name, const char *s, const char *const *words, i
 	return -EINVAL;
 }
 
+/* -o follow=: a mode of the table (follow.c), refused as cfs_pick refuses. */
+static int cfs_pick_follow(const char *s, int *out)
+{
+	char names[CFS_FOLLOW_NAMES_MAX];
+	int m = s ? cfs_follow_of_name(s) : *out;
+
+	if (m < 0) {
+		fprintf(stderr, "chainfs: follow=%s: expected one of %s\n", s,
+			cfs_follow_names(names, ' '));
+		return -EINVAL;
+	}
+	*out = m;
+	return 0;
+}
+
 static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 {
-	static const char *const follows[] = {"kernel", "collapse", "server", NULL};
 	static const char *const loops[] = {"pollcore", "libfuse", "libfuse_mt", NULL};
 	static const char *const abslinks[] = {"inroot", "raw", NULL};
 	static const char *const opens[] = {"skip", "answer", NULL};
@@ -228,8 +245,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	int transport = CFS_TRANSPORT_DEV;
 	int follow = CFS_FOLLOW_KERNEL, loop = CFS_LOOP_POLLCORE, raw = 0, how = CFS_OPENS_SKIP;
 
-	if (cfs_pick("follow", c->follow, follows, &follow) ||
-	    cfs_pick("loop", c->loop, loops, &loop) ||
+	if (cfs_pick_follow(c->follow, &follow) || cfs_pick("loop", c->loop, loops, &loop) ||
 	    cfs_pick("abslinks", c->abslinks, abslinks, &raw) ||
 	    cfs_pick("opens", c->opens, opens, &how) ||
 	    cfs_pick("transport", c->transport, transports, &transport) ||

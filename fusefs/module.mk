@@ -11,9 +11,9 @@ CFS_LIB := $(BUILD)/libchainfs.a
 $(CFS_LIB): $(CFS_CORE_OBJS)
 	$(AR) rcs $@ $^
 
-CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o gate.o ops.o ops_write.o coherence.o \
-	optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o ctlpath.o \
-	latency.o record.o record_log.o transport.o mountflags.o errname.o json.o)
+CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o gate.o ops.o ops_write.o ops_table.o \
+	coherence.o follow.o optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o \
+	ctlpath.o latency.o record.o record_log.o transport.o mountflags.o errname.o json.o)
 $(BUILD)/fusefs/%.o: CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 # the FUSE-over-io_uring transport (transport.c) is built on Debian's liburing
 CFLAGS_URING = $(shell pkg-config --cflags liburing)
@@ -22,7 +22,8 @@ $(BUILD)/fusefs/transport.o: CFLAGS += $(CFLAGS_URING)
 
 BINS += $(BUILD)/chainfs $(BUILD)/chainfsctl $(BUILD)/chainfs-sweep
 TEST_BINS += $(BUILD)/cfs-probe
-$(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o $(BUILD)/fusefs/errname.o
+$(BUILD)/chainfs-sweep: $(BUILD)/fusefs/sweep.o $(BUILD)/fusefs/ctlpath.o $(BUILD)/fusefs/errname.o \
+	$(BUILD)/fusefs/follow.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfsctl: $(BUILD)/fusefs/chainfsctl.o $(BUILD)/fusefs/ctlpath.o \
 	$(BUILD)/fusefs/replay.o $(BUILD)/fusefs/replay_line.o $(BUILD)/fusefs/replay_at.o \
@@ -55,7 +56,8 @@ $(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/tests/check_main.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_latency.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/tests/check_main.o \
-	$(BUILD)/fusefs/links.o $(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
+	$(BUILD)/fusefs/links.o $(BUILD)/fusefs/coherence.o $(BUILD)/fusefs/follow.o \
+	$(BUILD)/fusefs/paths.o $(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 # the tree's suite: one binary, its files along the module's seams (tests/test_tree.h)

@@ -9,12 +9,13 @@
 
 static pthread_mutex_t cfs_big_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* One locked wrapper per row of the table (daemon.h), calling that row's handler. */
+/* One locked wrapper per row of the table (optable.h), calling that row's entry of cfs_ops
+ * (which counts the request, then calls its handler). */
 #define CFS_LOCKED(n, opcode, nofault, at, keeps, params, args)                                    \
 	static void cfs_mt_##n params                                                              \
 	{                                                                                          \
 		pthread_mutex_lock(&cfs_big_lock);                                                 \
-		cfs_ll_##n args;                                                                   \
+		cfs_ops.n args;                                                                    \
 		pthread_mutex_unlock(&cfs_big_lock);                                               \
 	}
 CFS_OPS(CFS_LOCKED)

@@ -29,7 +29,8 @@ struct cfs_daemon *cfs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
-/* Every request starts here (its handler's first call), so its walks start afresh too. */
+/* Every request starts here (before its handler: cfs_ops; or answered by a fault rule), so its
+ * walks start afresh too. */
 void cfs_count(struct cfs_daemon *d, enum cfs_op op)
 {
 	d->ops[op]++;
@@ -176,7 +177,7 @@ int cfs_make_entry(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, cons
 	int err;
 
 	memset(e, 0, sizeof(*e));
-	if (follow && d->opts.follow == CFS_FOLLOW_SERVER &&
+	if (follow && cfs_follow_modes[d->opts.follow].lookups_follow &&
 	    cfs_tree_kind(d->tree, child) == RS_LINK) {
 		err = cfs_follow_entry(req, d, cfs_node(d, parent), name, len, &node, &private);
 		/* a link that does not resolve shows as the link it is, so it can be listed,
@@ -288,13 +289,13 @@ void cfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	/* A link's body never changes in place (a new link is a new node), so in kernel mode
 	 * the kernel may keep it; in the other modes the answer depends on other links. */
-	if (d->opts.follow == CFS_FOLLOW_KERNEL && (conn->capable & FUSE_CAP_CACHE_SYMLINKS)) {
+	if (cfs_follow_modes[d->opts.follow].keeps_links &&
+	    (conn->capable & FUSE_CAP_CACHE_SYMLINKS)) {
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 		d->cache_symlinks = true;
 	}
 	/* Let the kernel clear setuid/setgid on write and chown, as it does for tmpfs. */
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
-	cfs_count(d, CFS_OP_init);
 }
 
 void cfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -305,7 +306,6 @@ void cfs_ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	uint32_t child;
 	int err;
 
-	cfs_count(d, CFS_OP_lookup);
 	if (len > RS_NAME_MAX) {
 		cfs_reply_err(req, -ENAMETOOLONG);
 		return;
@@ -330,7 +330,6 @@ void cfs_ll_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
-	cfs_count(d, CFS_OP_forget);
 	cfs_forget_one(d, ino, nlookup);
 	fuse_reply_none(req);
 }
@@ -339,7 +338,6 @@ void cfs_ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *
 {
 	struct cfs_daemon *d = cfs_of(req);
 
-	cfs_count(d, CFS_OP_forget_multi);
 	for (size_t i = 0; i < count; i++)
 		cfs_forget_one(d, forgets[i].ino, forgets[i].nlookup);
 	fuse_reply_none(req);
@@ -350,7 +348,6 @@ void cfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct cfs_daemon *d = cfs_of(req);
 	struct stat st;
 
-	cfs_count(d, CFS_OP_getattr);
 	cfs_stat(d, cfs_node(d, ino), &st);
 	fuse_reply_attr(req, &st, cfs_attr_timeout(d));
 }
@@ -377,7 +374,6 @@ void cfs_ll_readlink(fuse_req_t req, fuse_ino_t ino)
 	char buf[RS_PATH_MAX];
 	int err;
 
-	cfs_count(d, CFS_OP_readlink);
 	err = cfs_readlink_answer(req, d, cfs_node(d, ino), buf);
 	if (err) {
 		cfs_reply_err(req, err);
@@ -390,7 +386,6 @@ void cfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
-	cfs_count(d, CFS_OP_opendir);
 	if (d->opening.skip_opendir) {
 		d->opening.listings_kept = true;
 		cfs_reply_err(req, -ENOSYS);
@@ -403,7 +398,7 @@ void cfs_ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* Listings change only through requests the kernel sees (it drops its cache then) or
 	 * through control commands, which invalidate the directory. In server mode an entry's
 	 * kind is its link's target's, which changes behind the directory's back. */
-	cfs_open_caching(d, fi, true, d->opts.follow != CFS_FOLLOW_SERVER);
+	cfs_open_caching(d, fi, true, cfs_follow_modes[d->opts.follow].keeps_listings);
 	fuse_reply_open(req, fi);
 }
 
@@ -482,7 +477,6 @@ static void cfs_do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	size_t len;
 	uint32_t child;
 
-	cfs_count(d, plus ? CFS_OP_readdirplus : CFS_OP_readdir);
 	cfs_coherence_listing(d, ino, d->opening.listings_kept);
 	b.buf = malloc(size);
 	/* the smallest plus entry takes a little over 128 bytes: a bound on one reply */
@@ -523,7 +517,6 @@ void cfs_ll_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 void cfs_ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	cfs_count(cfs_of(req), CFS_OP_releasedir);
 	fuse_reply_err(req, 0);
 }
 
@@ -533,7 +526,6 @@ void cfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct 
 	char *buf = malloc(size ? size : 1);
 	ssize_t n;
 
-	cfs_count(d, CFS_OP_read);
 	if (!buf) {
 		cfs_reply_err(req, -ENOMEM);
 		return;
@@ -552,14 +544,12 @@ void cfs_ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
-	cfs_count(d, CFS_OP_flush);
 	cfs_reply_err(req, d->opts.opens == CFS_OPENS_SKIP ? -ENOSYS : 0);
 }
 
 /* Files made by CREATE are released even with opens=skip (CREATE opens them). */
 void cfs_ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	cfs_count(cfs_of(req), CFS_OP_release);
 	fuse_reply_err(req, 0);
 }
 
@@ -569,7 +559,6 @@ void cfs_ll_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct cfs_tree_stats ts;
 	struct statvfs sv = {0};
 
-	cfs_count(d, CFS_OP_statfs);
 	cfs_tree_stats(d->tree, &ts);
 	/* as tmpfs: blocks are data pages, the total is the data limit (-o max_data); inodes
 	 * are what the metadata limit (-o max_meta) leaves room for, at a node's cost */
@@ -590,7 +579,6 @@ void cfs_ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	struct cfs_cred c;
 	const struct rs_cred *cred;
 
-	cfs_count(d, CFS_OP_access);
 	c.cred = (struct rs_cred){ctx->uid, ctx->gid, NULL, 0};
 	cred = cfs_req_cred(req, d, &c);
 	if (!cred)
@@ -601,17 +589,10 @@ void cfs_ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 /* No extended attributes: ENOSYS makes the kernel stop asking (users see EOPNOTSUPP). */
 void cfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	cfs_count(cfs_of(req), CFS_OP_getxattr);
 	cfs_reply_err(req, -ENOSYS);
 }
 
 void cfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	cfs_count(cfs_of(req), CFS_OP_listxattr);
 	cfs_reply_err(req, -ENOSYS);
 }
-
-/* Every operation of the one table (daemon.h), each by its handler. */
-#define CFS_LL_OP(n, ...) .n = cfs_ll_##n,
-const struct fuse_lowlevel_ops cfs_ops = {CFS_OPS(CFS_LL_OP)};
-#undef CFS_LL_OP

@@ -51,8 +51,8 @@ void cfs_ref_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
 /* Drop an uncounted path entry made for a reply that could not be sent. */
 void cfs_drop_entry(struct cfs_daemon *d, const struct fuse_entry_param *e);
 
-/* The handlers, one per row of CFS_OPS: ops.c reads, ops_write.c changes (and opens, for
- * O_TRUNC). */
+/* The handlers, one per row of CFS_OPS, each called once its request is counted (cfs_ops):
+ * ops.c reads, ops_write.c changes (and opens, for O_TRUNC). */
 #define CFS_LL_DECL(n, opcode, nofault, at, keeps, params, args) void cfs_ll_##n params;
 CFS_OPS(CFS_LL_DECL)
 #undef CFS_LL_DECL

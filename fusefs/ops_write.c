@@ -46,7 +46,8 @@ static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t paren
 		cfs_reply_err(req, err);
 		return;
 	}
-	if (cfs_tree_kind(d->tree, child) == RS_LINK && d->opts.follow == CFS_FOLLOW_SERVER)
+	if (cfs_tree_kind(d->tree, child) == RS_LINK &&
+	    cfs_follow_modes[d->opts.follow].lookups_follow)
 		e.entry_timeout = 0; /* next time, the name is looked up and followed */
 	if ((fi ? fuse_reply_create(req, &e, fi) : fuse_reply_entry(req, &e)) == 0)
 		cfs_ref_entry(d, &e);
@@ -64,7 +65,6 @@ static void cfs_new_node(fuse_req_t req, enum cfs_op op, fuse_ino_t parent, cons
 	struct cfs_new a = cfs_new_attrs(req, d, dir, mode, is_dir);
 	int err;
 
-	cfs_count(d, op);
 	err = (is_dir ? cfs_tree_mkdir : cfs_tree_mkfile)(d->tree, dir, name, strlen(name), &a,
 							  &child);
 	if (err) {
@@ -88,7 +88,6 @@ void cfs_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		return;
 	}
 	/* fifos, sockets (bind) and devices: the tree stores them, the kernel does their I/O */
-	cfs_count(d, CFS_OP_mknod);
 	a = cfs_new_attrs(req, d, dir, mode, false);
 	err = cfs_tree_mknod(d->tree, dir, name, strlen(name), mode & S_IFMT, rdev, &a, &child);
 	if (err) {
@@ -116,7 +115,6 @@ void cfs_ll_symlink(fuse_req_t req, const char *target, fuse_ino_t parent, const
 	struct cfs_new a = cfs_new_attrs(req, d, dir, 0777, false);
 	int err;
 
-	cfs_count(d, CFS_OP_symlink);
 	err =
 	    cfs_tree_symlink(d->tree, dir, name, strlen(name), target, strlen(target), &a, &child);
 	if (err) {
@@ -132,7 +130,6 @@ void cfs_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const cha
 	uint32_t node = cfs_node(d, ino);
 	int err;
 
-	cfs_count(d, CFS_OP_link);
 	err = cfs_tree_link(d->tree, node, cfs_node(d, newparent), newname, strlen(newname));
 	if (err) {
 		cfs_reply_err(req, err);
@@ -142,16 +139,10 @@ void cfs_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const cha
 	cfs_reply_new(req, d, newparent, newname, node, NULL);
 }
 
-void cfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+/* unlink and rmdir: ERR, or the name is gone from PARENT, whose caches the kernel drops
+ * itself; the reply waits for the other names' invalidations (cfs_coherence_reply_err). */
+static void cfs_reply_removed(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, int err)
 {
-	struct cfs_daemon *d = cfs_of(req);
-	uint32_t dir = cfs_node(d, parent);
-	size_t len = strlen(name);
-	int err;
-
-	cfs_count(d, CFS_OP_unlink);
-	cfs_coherence_named(d, parent, name);
-	err = cfs_tree_unlink(d->tree, dir, name, len);
 	if (err) {
 		cfs_reply_err(req, err);
 		return;
@@ -159,6 +150,16 @@ void cfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	cfs_coherence_covered(d, parent);
 	cfs_coherence_flush(d);
 	cfs_coherence_reply_err(d, req);
+}
+
+void cfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t dir = cfs_node(d, parent);
+	size_t len = strlen(name);
+
+	cfs_coherence_named(d, parent, name);
+	cfs_reply_removed(req, d, parent, cfs_tree_unlink(d->tree, dir, name, len));
 }
 
 void cfs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -168,21 +169,15 @@ void cfs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	size_t len = strlen(name);
 	int err;
 
-	cfs_count(d, CFS_OP_rmdir);
 	cfs_coherence_named(d, parent, name);
 	err = cfs_tree_lookup(d->tree, dir, name, len, &child);
 	/* Server mode shows a link to a directory as a directory: rmdir removes the link. */
-	if (!err && d->opts.follow == CFS_FOLLOW_SERVER && cfs_tree_kind(d->tree, child) == RS_LINK)
+	if (!err && cfs_follow_modes[d->opts.follow].lookups_follow &&
+	    cfs_tree_kind(d->tree, child) == RS_LINK)
 		err = cfs_tree_unlink(d->tree, dir, name, len);
 	else if (!err)
 		err = cfs_tree_rmdir(d->tree, dir, name, len);
-	if (err) {
-		cfs_reply_err(req, err);
-		return;
-	}
-	cfs_coherence_covered(d, parent);
-	cfs_coherence_flush(d);
-	cfs_coherence_reply_err(d, req);
+	cfs_reply_removed(req, d, parent, err);
 }
 
 void cfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -192,7 +187,6 @@ void cfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino
 	size_t len = strlen(name), newlen = strlen(newname);
 	int err;
 
-	cfs_count(d, CFS_OP_rename);
 	cfs_coherence_named(d, parent, name);
 	cfs_coherence_named(d, newparent, newname);
 	err = cfs_tree_rename(d->tree, cfs_node(d, parent), name, len, cfs_node(d, newparent),
@@ -267,7 +261,6 @@ void cfs_ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_se
 	struct stat st;
 	int err = 0;
 
-	cfs_count(d, CFS_OP_setattr);
 	if (to_set & FUSE_SET_ATTR_MODE)
 		err = cfs_tree_chmod(d->tree, node, attr->st_mode & 07777);
 	if (!err && (to_set & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)))
@@ -295,7 +288,6 @@ void cfs_ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, 
 	uint32_t node = cfs_node(d, ino);
 	ssize_t n;
 
-	cfs_count(d, CFS_OP_write);
 	cfs_drop_setid(req, d, ino, node);
 	n = cfs_tree_write(d->tree, node, buf, size, off);
 	if (n < 0) {
@@ -313,7 +305,6 @@ void cfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t node = cfs_node(d, ino);
 
-	cfs_count(d, CFS_OP_open);
 	if (d->opening.skip_open) {
 		cfs_reply_err(req, -ENOSYS);
 		return;
@@ -339,12 +330,10 @@ void cfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 /* Everything lives in memory: there is nothing to sync. */
 void cfs_ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	cfs_count(cfs_of(req), CFS_OP_fsync);
 	fuse_reply_err(req, 0);
 }
 
 void cfs_ll_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	cfs_count(cfs_of(req), CFS_OP_fsyncdir);
 	fuse_reply_err(req, 0);
 }

@@ -1,8 +1,8 @@
 /*
  * The requests chainfs counts, by name and by the kernel's opcode, from the one list in
- * daemon.h (CFS_OPS): stats, latency, faults and the control socket all name them from here.
+ * optable.h (CFS_OPS): stats, latency, faults and the control socket all name them from here.
  */
-#include "daemon.h"
+#include "optable.h"
 
 #include <string.h>
 

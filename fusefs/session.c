@@ -227,9 +227,7 @@ static int cfs_open_record(struct cfs_daemon *d)
 
 static void cfs_default_timeouts(struct cfs_opts *o)
 {
-	/* Kernel and collapse modes: names and attributes change only through requests the
-	 * kernel sees itself or through control commands that invalidate what they touch. */
-	double t = o->follow == CFS_FOLLOW_SERVER ? 1.0 : 3600.0;
+	double t = cfs_follow_modes[o->follow].timeout;
 
 	if (o->entry_timeout < 0)
 		o->entry_timeout = t;
@@ -282,7 +280,7 @@ static int cfs_session_open(struct cfs_daemon *d, struct fuse_args *args)
 		return 2;
 	d->paths = cfs_paths_new();
 	d->faults = cfs_faults_new();
-	d->answered = cfs_linkset_new();
+	cfs_coherence_begin(d);
 	return fuse_session_mount(d->se, d->opts.mountpoint) != 0 ? 1 : 0;
 }
 
@@ -329,9 +327,8 @@ static void cfs_session_close(struct cfs_daemon *d)
 	d->paths = NULL;
 	cfs_faults_free(d->faults);
 	d->faults = NULL;
-	cfs_linkset_free(d->answered);
-	d->answered = NULL;
-	cfs_record_end(d); /* idempotent: ended already unless the session never ran */
+	cfs_coherence_end(d); /* idempotent: ended already unless the session never ran */
+	cfs_record_end(d);    /* idempotent: ended already unless the session never ran */
 	/* after the session: its replies go through the transport until it is destroyed */
 	cfs_transport_free(d->transport);
 	d->transport = NULL;

@@ -8,6 +8,7 @@
  */
 #include "ctlpath.h"
 #include "errname.h"
+#include "follow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,13 +46,11 @@ static const char *const sw_req_names[] = {"lookup", "getattr", "readlink",   "o
 struct sw_opts {
 	unsigned long lengths[SW_MAX_VALUES], nests[SW_MAX_VALUES];
 	int nlengths, nnests;
-	bool modes[3], ops[OP_MAX], kernel_copy;
+	bool modes[CFS_FOLLOW_MODES], ops[OP_MAX], kernel_copy;
 	unsigned reps;
 	const char *csv, *plot, *chainfs;
 	char dir[PATH_MAX]; /* our temp dir: spec, mounts, copy */
 };
-
-static const char *const sw_modes[3] = {"kernel", "collapse", "server"};
 
 static volatile sig_atomic_t sw_stop; /* a signal asked us to stop: undo and exit */
 
@@ -425,18 +424,24 @@ static int sw_names(const char *s, const char *const *names, int count, bool *on
 	return err;
 }
 
-static const char sw_usage[] =
-    "usage: chainfs-sweep [options]\n"
-    "  --lengths=L,...   chain lengths (default 1,8,40,41,1000,100000; 1e6 works)\n"
-    "  --nests=D,...     nesting depths (default 1,8,40,41)\n"
-    "  --modes=M,...     kernel,collapse,server (default all)\n"
-    "  --ops=O,...       stat,read,readlink,realpath,find,ls (default all; find and\n"
-    "                    ls list a chain's hidden directory of links: chains of 2+)\n"
-    "  --reps=N          timed runs per cell (default 11)\n"
-    "  --no-copy         skip the materialized copy on a kernel filesystem\n"
-    "  --csv=FILE        the results (default: stdout)\n"
-    "  --plot=FILE.png   ns per link against chain length, by mode (needs gnuplot)\n"
-    "  --chainfs=PATH    the daemon (default: chainfs beside this program)\n";
+static void sw_usage(FILE *f)
+{
+	char modes[CFS_FOLLOW_NAMES_MAX];
+
+	fprintf(f,
+		"usage: chainfs-sweep [options]\n"
+		"  --lengths=L,...   chain lengths (default 1,8,40,41,1000,100000; 1e6 works)\n"
+		"  --nests=D,...     nesting depths (default 1,8,40,41)\n"
+		"  --modes=M,...     %s (default all)\n"
+		"  --ops=O,...       stat,read,readlink,realpath,find,ls (default all; find and\n"
+		"                    ls list a chain's hidden directory of links: chains of 2+)\n"
+		"  --reps=N          timed runs per cell (default 11)\n"
+		"  --no-copy         skip the materialized copy on a kernel filesystem\n"
+		"  --csv=FILE        the results (default: stdout)\n"
+		"  --plot=FILE.png   ns per link against chain length, by mode (needs gnuplot)\n"
+		"  --chainfs=PATH    the daemon (default: chainfs beside this program)\n",
+		cfs_follow_names(modes, ','));
+}
 
 static int sw_parse(int argc, char **argv, struct sw_opts *o)
 {
@@ -446,8 +451,11 @@ static int sw_parse(int argc, char **argv, struct sw_opts *o)
 	    {"csv", 1, 0, 'c'},	    {"plot", 1, 0, 'p'},  {"chainfs", 1, 0, 'b'},
 	    {"help", 0, 0, 'h'},    {0, 0, 0, 0},
 	};
+	const char *mode_names[CFS_FOLLOW_MODES];
 	int c, err = 0;
 
+	for (int m = 0; m < CFS_FOLLOW_MODES; m++)
+		mode_names[m] = cfs_follow_modes[m].name;
 	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1 && !err) {
 		char *end;
 		switch (c) {
@@ -458,7 +466,7 @@ static int sw_parse(int argc, char **argv, struct sw_opts *o)
 			err = sw_list(optarg, o->nests, &o->nnests);
 			break;
 		case 'm':
-			err = sw_names(optarg, sw_modes, 3, o->modes);
+			err = sw_names(optarg, mode_names, CFS_FOLLOW_MODES, o->modes);
 			break;
 		case 'o':
 			err = sw_names(optarg, sw_op_names, OP_MAX, o->ops);
@@ -476,7 +484,7 @@ static int sw_parse(int argc, char **argv, struct sw_opts *o)
 			*(c == 'c' ? &o->csv : c == 'p' ? &o->plot : &o->chainfs) = optarg;
 			break;
 		case 'h':
-			fputs(sw_usage, stdout);
+			sw_usage(stdout);
 			exit(0);
 		default:
 			err = -EINVAL;
@@ -490,7 +498,7 @@ static int sw_parse(int argc, char **argv, struct sw_opts *o)
 				optarg ? optarg : "");
 	}
 	if (err || optind != argc) {
-		fputs(sw_usage, stderr);
+		sw_usage(stderr);
 		return -EINVAL;
 	}
 	return 0;
@@ -529,9 +537,9 @@ static void sw_header(FILE *csv, const struct sw_opts *o)
 	for (int i = 0; i < o->nnests; i++)
 		fprintf(csv, "%c%lu", i ? ',' : ' ', o->nests[i]);
 	fprintf(csv, "; modes");
-	for (int i = 0, first = 1; i < 3; i++)
+	for (int i = 0, first = 1; i < CFS_FOLLOW_MODES; i++)
 		if (o->modes[i]) {
-			fprintf(csv, "%c%s", first ? ' ' : ',', sw_modes[i]);
+			fprintf(csv, "%c%s", first ? ' ' : ',', cfs_follow_modes[i].name);
 			first = 0;
 		}
 	fprintf(csv, "; ops");
@@ -582,11 +590,12 @@ static void sw_plot(const struct sw_opts *o, const char *csv)
 		"set xlabel 'chain length (links)'\nset ylabel 'ns per link (median)'\n"
 		"set title 'stat -L through a chain (ELOOP cells left out)'\nplot ",
 		o->plot);
-	for (int m = 0; m < 4; m++)
+	for (int m = 0; m <= CFS_FOLLOW_MODES; m++) /* the modes, then the copy */
 		for (int c = 0; c < 2; c++) {
-			const char *fs = m < 3 ? "chainfs" : "copy",
-				   *mode = m < 3 ? sw_modes[m] : "";
-			if ((m < 3 && !o->modes[m]) || (m == 3 && (!o->kernel_copy || c == 0)))
+			bool copy = m == CFS_FOLLOW_MODES;
+			const char *fs = copy ? "copy" : "chainfs",
+				   *mode = copy ? "" : cfs_follow_modes[m].name;
+			if ((!copy && !o->modes[m]) || (copy && (!o->kernel_copy || c == 0)))
 				continue;
 			fprintf(g,
 				"%s'< grep \"^%s,%s[^,]*,chain,[^,]*,stat,%s,[^,]*,ok,\" %s' using "
@@ -618,12 +627,14 @@ int main(int argc, char **argv)
 			    .nlengths = 6,
 			    .nests = {1, 8, 40, 41},
 			    .nnests = 4,
-			    .modes = {1, 1, 1},
 			    .ops = {1, 1, 1, 1, 1, 1},
 			    .kernel_copy = true,
 			    .reps = 11};
 	char spec[PATH_MAX + 16];
 	int rc = 1;
+
+	for (int m = 0; m < CFS_FOLLOW_MODES; m++)
+		o.modes[m] = true; /* every mode, unless --modes */
 
 	if (sw_parse(argc, argv, &o) != 0)
 		return 2;
@@ -649,11 +660,11 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	sw_header(csv, &o);
-	for (int m = 0; m < 3; m++) {
+	for (int m = 0; m < CFS_FOLLOW_MODES; m++) {
 		struct sw_target t = {.csv = csv, .o = &o};
 		if (!o.modes[m])
 			continue;
-		if (sw_mount(&t, spec, sw_modes[m]) != 0) {
+		if (sw_mount(&t, spec, cfs_follow_modes[m].name) != 0) {
 			fprintf(stderr, "chainfs-sweep: cannot mount %s with %s\n", t.root,
 				o.chainfs);
 			rmdir(t.root);

@@ -14,11 +14,6 @@
 
 struct cfs_transport;
 
-/* The largest errno a reply may carry: the kernel takes an error only from -511 to 0
- * (fs/fuse/dev.c, dev_uring.c). Over /dev/fuse it refuses anything else before it looks the
- * request up, so the request would stay unanswered and its caller unkillable. */
-enum { CFS_REPLY_ERRNO_MAX = 511 };
-
 /* Serve one request; BUF is the transport's, valid until the function returns. */
 typedef void cfs_request_fn(void *arg, const struct fuse_buf *buf);
 

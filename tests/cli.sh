@@ -59,6 +59,11 @@ fi
 "$CHAINFS" --help >"$T/chelp" 2>&1
 check "chainfs --help says which loop libfuse's thread options act on" \
 	grep -q "^act only with -o loop=libfuse_mt" "$T/chelp"
+# chainfs's help lists the follow modes from their table (follow.c); chainfsctl's, written
+# out, must list the same
+modes=$(sed -n 's/^ *-o follow=\([^ ]*\) .*/\1/p' "$T/chelp")
+check "chainfsctl's usage lists chainfs's follow modes ($modes)" \
+	grep -qx "  mode ${modes:-none}" "$T/help"
 
 # the control socket's directory must be ours alone: in /tmp anybody could make it first
 mkdir "$T/cm" "$T/xdg"

@@ -101,8 +101,6 @@ static const char fz_base_spec[] = "file /README \"chainfs\\n\" mode=0444\n"
 static const char *const fz_generators[] = {CFS_SPEC_KEYWORDS(FZ_KEYWORD)};
 #undef FZ_KEYWORD
 
-static const char *const fz_mode_names[] = {"kernel", "collapse", "server"};
-
 struct fz_daemon {
 	struct cfs_daemon d;
 	struct pc_loop loop;
@@ -343,7 +341,7 @@ static void fz_check_success(struct fz_daemon *z, const char *cmd, JsonObject *o
 			     uint64_t nodes_before)
 {
 	struct cfs_tree_stats st;
-	const char *mode = fz_mode_names[z->d.opts.follow];
+	const char *mode = cfs_follow_modes[z->d.opts.follow].name;
 
 	cfs_tree_stats(z->d.tree, &st);
 	if (strcmp(cmd, "ping") == 0) {
