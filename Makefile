@@ -12,7 +12,7 @@ WARN := -Wall -Wextra -Wpedantic -Werror -Wshadow -Wstrict-prototypes -Wmissing-
 	-Wno-unused-parameter
 OPT ?= -O2 -g
 SAN ?=
-CPPFLAGS += -D_GNU_SOURCE -Iresolver -Ipollcore -Ifusefs -Itests
+CPPFLAGS += -D_GNU_SOURCE -Iresolver -Ipollcore -Itree -Ispec -Ifusefs -Icli -Itests
 CFLAGS := -std=c11 $(OPT) $(WARN) $(SAN) $(CFLAGS_EXTRA)
 LDFLAGS += $(SAN)
 
@@ -47,7 +47,10 @@ show = $(if $(filter 1,$(V)),,printf '  %-4s %s\n' '$(1)' '$(2)';)
 
 include resolver/module.mk
 include pollcore/module.mk
+include tree/module.mk
+include spec/module.mk
 include fusefs/module.mk
+include cli/module.mk
 include tests/module.mk
 include bench/module.mk
 include tests/fuzz/fuzz.mk
@@ -115,7 +118,7 @@ install: all
 
 # Every C file as .clang-format says; make check runs format-check first.
 FORMAT := clang-format-14
-C_SOURCES = $(shell find resolver pollcore fusefs tests bench -name '*.[ch]')
+C_SOURCES = $(shell find resolver pollcore tree spec fusefs cli tests bench -name '*.[ch]')
 format:
 	$(FORMAT) -i $(C_SOURCES)
 format-check:

@@ -45,8 +45,9 @@ chainfs_bin() {
 		echo "$here/chainfs"
 		return
 	fi
-	if [ ! -x "$here/build/chainfs" ] || [ -n "$(find "$here/fusefs" "$here/resolver" \
-		"$here/pollcore" -newer "$here/build/chainfs" -name '*.[ch]' 2>/dev/null | head -1)" ]; then
+	if [ ! -x "$here/build/chainfs" ] || [ -n "$(find "$here/fusefs" "$here/tree" "$here/spec" \
+		"$here/cli" "$here/resolver" "$here/pollcore" -newer "$here/build/chainfs" \
+		-name '*.[ch]' 2>/dev/null | head -1)" ]; then
 		make -s -C "$here" all >&2 || die "build failed"
 	fi
 	echo "$here/build/chainfs"

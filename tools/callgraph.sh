@@ -1,7 +1,7 @@
 #!/bin/sh
 # tools/callgraph.sh [DIR...]: the file-level call graph of every .c under DIR (default:
-# fusefs resolver pollcore), and every circle in it. Exit status 0 when there is none, 1 when
-# there is one or more, 2 when a file does not compile.
+# resolver pollcore tree spec fusefs cli), and every circle in it. Exit status 0 when there
+# is none, 1 when there is one or more, 2 when a file does not compile.
 #
 # A circle is a set of files where each one calls into the next and the last back into the
 # first (A.c calls a function of B.c, and B.c, directly or through other files, calls one of
@@ -27,7 +27,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT" || exit 2
 CC=${CALLGRAPH_CC:-gcc}
-[ $# -gt 0 ] || set -- fusefs resolver pollcore
+[ $# -gt 0 ] || set -- resolver pollcore tree spec fusefs cli
 TMP=$(mktemp -d /tmp/cfs-callgraph.XXXXXX) || exit 2
 trap 'rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM HUP

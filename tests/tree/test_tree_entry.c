@@ -1,5 +1,5 @@
 /*
- * The tree's names and entries (fusefs/tree_entry.c and the creation in tree.c): creation and
+ * The tree's names and entries (tree/tree_entry.c and the creation in tree.c): creation and
  * its name checks, lookup, orphans and handles, readdir order (tree_index.c).
  */
 #include "test_tree.h"

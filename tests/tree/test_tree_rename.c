@@ -1,5 +1,5 @@
 /*
- * The tree's namespace changes (fusefs/tree_rename.c): hard links, unlink and rmdir, rename.
+ * The tree's namespace changes (tree/tree_rename.c): hard links, unlink and rmdir, rename.
  */
 #include "test_tree.h"
 

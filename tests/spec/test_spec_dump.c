@@ -236,7 +236,7 @@ START_TEST(test_default_spec_matches_the_source_file)
 	char *text = NULL;
 	gsize len;
 
-	ck_assert(g_file_get_contents(CFS_SRCDIR "/fusefs/default.spec", &text, &len, NULL));
+	ck_assert(g_file_get_contents(CFS_SRCDIR "/spec/default.spec", &text, &len, NULL));
 	ck_assert_uint_eq(strlen(cfs_default_spec), len);
 	ck_assert_str_eq(cfs_default_spec, text);
 	g_free(text);

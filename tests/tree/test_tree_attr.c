@@ -1,5 +1,5 @@
 /*
- * Attributes and queries (fusefs/tree.c): chmod, chown, times, set-id bits, permissions, the
+ * Attributes and queries (tree/tree.c): chmod, chown, times, set-id bits, permissions, the
  * resolver over the tree, stats.
  */
 #include "test_tree.h"

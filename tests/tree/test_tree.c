@@ -1,5 +1,5 @@
 /*
- * The daemon's tree (fusefs/tree.h): one behaviour per test, named after it.
+ * The daemon's tree (tree/tree.h): one behaviour per test, named after it.
  *
  * Every test's tree runs on a counting allocator, and teardown checks that freeing the tree
  * gives every block back. The allocation-failure tests fail the k-th allocation of an

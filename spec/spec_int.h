@@ -1,5 +1,5 @@
 /*
- * Internal to the spec module (fusefs/spec*.c): the types and functions its files share.
+ * Internal to the spec module (spec/spec*.c): the types and functions its files share.
  * Nothing else includes it; spec.h is the module's public API. Where things live:
  *   spec_lex.c          messages, the line lexer and attributes, paths
  *   spec_make.c         making nodes and undoing a line (the transaction); the node keywords

@@ -1,5 +1,5 @@
 /*
- * File data (fusefs/tree_data.c): patterns, writes, truncation, the data and metadata limits.
+ * File data (tree/tree_data.c): patterns, writes, truncation, the data and metadata limits.
  */
 #include "test_tree.h"
 

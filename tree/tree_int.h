@@ -1,5 +1,5 @@
 /*
- * Internal to the tree module (fusefs/tree*.c; the contract is tree.h): the layout, its
+ * Internal to the tree module (tree/tree*.c; the contract is tree.h): the layout, its
  * constants, the small accessors every file inlines, and the steps the files share, which
  * carry a tree_ prefix. Nothing outside the module includes it.
  *
