@@ -62,7 +62,7 @@ deps:
 
 # The whole suite, through tools/check.sh: the plain build and its Check suites, the same
 # under AddressSanitizer + UBSan, the mount scripts over /dev/fuse and again over the ring,
-# each fuzz target for a minute, and a seconds-long smoke run of the benchmarks (about 15
+# each fuzz target for a minute, and a seconds-long smoke run of the benchmarks (about 25
 # minutes on 2 CPUs: suites run side by side, CHECK_JOBS at a time). One line per suite,
 # the output in $(BUILD)/check/*.log, and last the total "N passed, N failed"; every suite
 # runs even after a failure, and any failure makes the exit status non-zero.
