@@ -238,7 +238,8 @@ static void print_usage(FILE *f)
 		   "       chainfsctl replay FILE MOUNTPOINT  (a recording's syscalls again)\n"
 		   "commands:\n");
 	for (size_t i = 0; i < sizeof(cfs_commands) / sizeof(cfs_commands[0]); i++)
-		fprintf(f, "  %s %s\n", cfs_commands[i][0], cfs_commands[i][1]);
+		fprintf(f, "  %s%s%s\n", cfs_commands[i][0], *cfs_commands[i][1] ? " " : "",
+			cfs_commands[i][1]);
 	fprintf(f, "  spec lines:");
 	for (size_t i = 0; i < sizeof(cfs_spec_words) / sizeof(cfs_spec_words[0]); i++)
 		fprintf(f, " %s", cfs_spec_words[i]);

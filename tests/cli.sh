@@ -63,7 +63,8 @@ check "chainfs --help says which loop libfuse's thread options act on" \
 # out, must list the same
 modes=$(sed -n 's/^ *-o follow=\([^ ]*\) .*/\1/p' "$T/chelp")
 check "chainfsctl's usage lists chainfs's follow modes ($modes)" \
-	grep -qx "  mode ${modes:-none}" "$T/help"
+	grep -qxF "  mode [${modes:-none}] (no argument: the mode)" "$T/help"
+check "chainfsctl's usage has no line ending in a space" not grep -q ' $' "$T/help"
 
 # the control socket's directory must be ours alone: in /tmp anybody could make it first
 mkdir "$T/cm" "$T/xdg"
@@ -93,5 +94,14 @@ expect ELOOP stat "$M/chains/40"
 expect "ok file" stat "$M/chains/target"
 "$CTL" "$M" limits total=40 >/dev/null
 expect "ok file" stat "$M/chains/40"
+# a bare `mode` shows the mode and changes nothing; `limits` in kernel mode says whose walk
+# its numbers bound
+check "a bare mode shows the mode" sh -c "'$CTL' '$M' mode | grep -qx 'mode  *server'"
+expect "ok file" stat "$M/chains/40"
+check "limits in server mode: no note" not sh -c "'$CTL' '$M' limits | grep -q note"
+"$CTL" "$M" mode kernel >/dev/null || fail "mode kernel"
+check "a bare mode shows the new mode" sh -c "'$CTL' '$M' mode | grep -qx 'mode  *kernel'"
+check "limits in kernel mode: says the kernel follows" \
+	sh -c "'$CTL' '$M' limits total=1000 | grep -q 'note .*kernel follows links'"
 unmount_cfs "$M"
 finish
