@@ -536,6 +536,9 @@ static char *cmd_generate(struct cfs_control *c, const char *line)
 	JsonBuilder *b;
 	struct cfs_tree_stats before, after;
 
+	if (c->d->opts.read_only)
+		return cfs_json_error("%s", "the mount is read-only (-o ro): the tree does not "
+					    "change (EROFS)");
 	cfs_tree_stats(c->d->tree, &before);
 	if (cfs_spec_apply_line(c->d->tree, line, &def, &msg) != 0) {
 		char *e = cfs_json_error("%s", msg ? msg : "failed");

@@ -23,7 +23,7 @@ enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do
 
 struct cfs_cmdline {
 	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport;
-	int materialize, keep_ids, record_replace, spec_from;
+	int materialize, keep_ids, record_replace, spec_from, read_only;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data, *max_meta;
 	char *positional[3];
 	int npositional;
@@ -52,6 +52,12 @@ static const struct fuse_opt cfs_opt_spec[] = {
     CFS_OPT("--materialize", materialize),
     CFS_OPT("--keep-ids", keep_ids),
     CFS_OPT("--spec-from", spec_from),
+    /* libfuse's: kept for it (the kernel refuses writes), noted for the control socket's
+     * spec lines; the last of ro and rw wins, as for mount(8) */
+    {"ro", offsetof(struct cfs_cmdline, read_only), 1},
+    {"rw", offsetof(struct cfs_cmdline, read_only), 0},
+    FUSE_OPT_KEY("ro", FUSE_OPT_KEY_KEEP),
+    FUSE_OPT_KEY("rw", FUSE_OPT_KEY_KEEP),
     /* always on (main): accepted, and passed on to libfuse as it is */
     FUSE_OPT_KEY("default_permissions", FUSE_OPT_KEY_KEEP),
     FUSE_OPT_END,
@@ -111,6 +117,9 @@ static void cfs_usage(const char *prog)
 	       "                           this long for the next (default %d; 0: never)\n"
 	       "    -o transport=dev|uring|auto  /dev/fuse (default), FUSE over io_uring\n"
 	       "                           (or no mount), or the ring when the kernel allows\n"
+	       "    -o ro                  read-only: the kernel refuses writes, and the\n"
+	       "                           control socket's spec lines too (EROFS)\n"
+	       "    -o fsname=NAME         the mount's source in /proc/mounts (default chainfs)\n"
 	       "    -o suid, -o dev        honour set-id bits, open device nodes (default:\n"
 	       "                           nosuid,nodev, whoever mounts; mount.fuse3's own\n"
 	       "                           dev,suid do not count)\n"
@@ -269,6 +278,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->ctl_path = c->ctl;
 	o->record = c->record;
 	o->record_replace = c->record_replace;
+	o->read_only = c->read_only;
 	o->opens = (enum cfs_opens)how;
 	o->transport = (enum cfs_transport_kind)transport;
 	return 0;

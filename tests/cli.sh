@@ -104,4 +104,19 @@ check "a bare mode shows the new mode" sh -c "'$CTL' '$M' mode | grep -qx 'mode 
 check "limits in kernel mode: says the kernel follows" \
 	sh -c "'$CTL' '$M' limits total=1000 | grep -q 'note .*kernel follows links'"
 unmount_cfs "$M"
+
+# -o ro: the control socket's spec lines change nothing either; the last of ro and rw wins
+mount_cfs "$M" -o ro || { fail "mount -o ro"; finish; exit 1; }
+"$CTL" "$M" dir /made >/dev/null 2>"$T/err"
+check "-o ro: a spec line is refused" test $? -ne 0
+check "-o ro: and says why" grep -q "read-only (-o ro).*EROFS" "$T/err"
+check "-o ro: nothing was made" test ! -e "$M/made"
+unmount_cfs "$M"
+mount_cfs "$M" -o ro,rw || { fail "mount -o ro,rw"; finish; exit 1; }
+check "-o ro,rw: a spec line is taken" sh -c "'$CTL' '$M' dir /made >/dev/null && test -d '$M/made'"
+unmount_cfs "$M"
+# chainfs --help names the options the completion offers after -o
+for o in ro fsname=; do
+	check "chainfs --help names -o $o" grep -q -- "-o $o" "$T/chelp"
+done
 finish
