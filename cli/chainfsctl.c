@@ -232,6 +232,78 @@ static const char *const cfs_commands[][2] = {CFS_CTL_COMMANDS(CFS_CTL_COMMAND)}
 static const char *const cfs_spec_words[] = {CFS_SPEC_KEYWORDS(CFS_SPEC_WORD)};
 #undef CFS_SPEC_WORD
 
+/* Whether WORD is a spec keyword, whose line the spec lexer reads (chainfs-spec(5)). */
+static bool is_spec_word(const char *word)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(cfs_spec_words); i++)
+		if (strcmp(word, cfs_spec_words[i]) == 0)
+			return true;
+	return false;
+}
+
+/* V as one quoted word of the spec lexer: its escapes (\n \t \\ \" \xHH) keep their
+ * meaning, a lone backslash and a quote are escaped, and control bytes, which would end or
+ * break the line, are written as \xHH. */
+static void put_quoted(GString *line, const char *v)
+{
+	g_string_append_c(line, '"');
+	for (const char *p = v; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch == '\\' && p[1] && strchr("nt\\\"x", p[1]))
+			g_string_append_c(g_string_append_c(line, '\\'), *++p);
+		else if (ch == '\\' || ch == '"')
+			g_string_append_c(g_string_append_c(line, '\\'), (char)ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			g_string_append_printf(line, "\\x%02x", ch);
+		else
+			g_string_append_c(line, (char)ch);
+	}
+	g_string_append_c(line, '"');
+}
+
+/* Whether W must be quoted to stay one word with its bytes: empty, or holding a blank, a
+ * quote, a backslash, a '#' or a control byte. */
+static bool needs_quotes(const char *w)
+{
+	if (!*w)
+		return true;
+	for (const unsigned char *p = (const unsigned char *)w; *p; p++)
+		if (*p <= ' ' || *p == 0x7f || strchr("\"\\#", *p))
+			return true;
+	return false;
+}
+
+/* One argument of a spec line, a word of its own whatever it holds: as it is when it needs
+ * no quotes, else quoted; an attribute (KEY=VALUE) keeps its key bare and quotes its value. */
+static void put_word(GString *line, const char *w)
+{
+	size_t key = strspn(w, "abcdefghijklmnopqrstuvwxyz_");
+
+	if (!needs_quotes(w)) {
+		g_string_append(line, w);
+	} else if (key && w[key] == '=') {
+		g_string_append_len(line, w, (gssize)key + 1);
+		put_quoted(line, w + key + 1);
+	} else {
+		put_quoted(line, w);
+	}
+}
+
+/* The request for ARGV (N words): a spec line's arguments each quoted as one word, unless the
+ * keyword's argument holds the whole line already (`chainfsctl M 'file /f "x"'`); other
+ * commands' words joined with spaces. */
+static gchar *request_of(char **argv, int n)
+{
+	if (n == 1 || !is_spec_word(argv[0]))
+		return g_strjoinv(" ", argv);
+	GString *line = g_string_new(argv[0]);
+	for (int k = 1; k < n; k++) {
+		g_string_append_c(line, ' ');
+		put_word(line, argv[k]);
+	}
+	return g_string_free(line, FALSE);
+}
+
 static void print_usage(FILE *f)
 {
 	fprintf(f, "usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
@@ -346,7 +418,7 @@ int main(int argc, char **argv)
 	if (argc - i == 3 && strcmp(argv[i], "record") == 0 &&
 	    (strcmp(argv[i + 1], "start") == 0 || strcmp(argv[i + 1], "replace") == 0))
 		argv[i + 2] = abs = g_canonicalize_filename(argv[i + 2], NULL);
-	gchar *req = g_strjoinv(" ", argv + i);
+	gchar *req = request_of(argv + i, argc - i);
 	if ((fd = mnt ? connect_mount(mnt) : ctl_connect(sock)) < 0) {
 		g_free(req);
 		g_free(abs);

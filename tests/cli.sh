@@ -115,6 +115,29 @@ unmount_cfs "$M"
 mount_cfs "$M" -o ro,rw || { fail "mount -o ro,rw"; finish; exit 1; }
 check "-o ro,rw: a spec line is taken" sh -c "'$CTL' '$M' dir /made >/dev/null && test -d '$M/made'"
 unmount_cfs "$M"
+# a spec line's arguments are words of their own, quoted for the spec lexer: escapes mean
+# what they mean in a spec file's quoted words, blanks and quotes stay in their word
+mount_cfs "$M" || { fail "mount"; finish; exit 1; }
+tab=$(printf '\t')
+spec_arg() { # WANT PATH ARGS...: chainfsctl M file PATH ARGS..., then PATH holds WANT (printf)
+	want=$1 path=$2
+	shift 2
+	"$CTL" "$M" file "$path" "$@" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; return 1; }
+	test "$(od -An -c "$M$path")" = "$(printf "$want" | od -An -c)"
+}
+check "an escape in an argument: a newline" spec_arg 'hello\n' /q/nl 'hello\n'
+check "an argument with a blank is one word" spec_arg 'a b' /q/blank 'a b'
+check "a path with a blank" spec_arg 'x' '/q/with space' x
+check "a raw tab" spec_arg 'tab\there' /q/tab "tab${tab}here"
+check "quotes inside" spec_arg 'say "hi"' /q/quote 'say "hi"'
+check "a lone backslash" spec_arg 'x\\' /q/bs 'x\'
+check "an attribute's value with a blank" spec_arg 'a ba ba ' /q/pat size=8 'pattern=a b'
+check "an attribute stays an attribute" sh -c "'$CTL' '$M' dir /q/d mode=0700 >/dev/null &&
+	test \"\$(stat -c %a '$M/q/d')\" = 700"
+check "a whole line as one argument still works" \
+	sh -c "'$CTL' '$M' 'file /q/line \"x y\"' >/dev/null && test \"\$(cat '$M/q/line')\" = 'x y'"
+unmount_cfs "$M"
+
 # chainfs --help names the options the completion offers after -o
 for o in ro fsname=; do
 	check "chainfs --help names -o $o" grep -q -- "-o $o" "$T/chelp"
