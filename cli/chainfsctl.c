@@ -119,14 +119,20 @@ static void print_walk(JsonObject *o)
 	if (json_object_has_member(o, "steps_omitted")) /* the daemon keeps the first ones */
 		printf("  ... %" G_GINT64_FORMAT " more steps not shown\n",
 		       json_object_get_int_member(o, "steps_omitted"));
-	if (str_of(o, "errno"))
-		printf("  %s (after %" G_GINT64_FORMAT " links)\n", str_of(o, "errno"),
-		       json_object_get_int_member(o, "links"));
+	gint64 links = json_object_get_int_member(o, "links");
+	const char *unit = links == 1 ? "link" : "links";
+
+	if (str_of(o, "errno") && json_object_has_member(o, "loop"))
+		printf(
+		    "  %s: a loop, the walk came back to where it had been (after %" G_GINT64_FORMAT
+		    " %s)\n",
+		    str_of(o, "errno"), links, unit);
+	else if (str_of(o, "errno"))
+		printf("  %s (after %" G_GINT64_FORMAT " %s)\n", str_of(o, "errno"), links, unit);
 	else
 		printf("  = node %" G_GINT64_FORMAT " (%s), %" G_GINT64_FORMAT
-		       " links, deepest nesting %" G_GINT64_FORMAT "\n",
-		       json_object_get_int_member(o, "node"), str_of(o, "kind"),
-		       json_object_get_int_member(o, "links"),
+		       " %s, deepest nesting %" G_GINT64_FORMAT "\n",
+		       json_object_get_int_member(o, "node"), str_of(o, "kind"), links, unit,
 		       json_object_get_int_member(o, "deepest_nesting"));
 	printf("  walked in %" G_GINT64_FORMAT " ns (without the trace)\n",
 	       json_object_get_int_member(o, "duration_ns"));

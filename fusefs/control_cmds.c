@@ -346,6 +346,10 @@ static char *cmd_resolve(struct cfs_control *c, const char *args)
 	if (err) {
 		const char *name = cfs_errno_name(-err);
 		cfs_json_str(b, "errno", name ? name : strerror(-err), -1);
+		if (res.cycle) { /* not the limits: the walk came back to where it had been */
+			json_builder_set_member_name(b, "loop");
+			json_builder_add_boolean_value(b, TRUE);
+		}
 	} else {
 		cfs_json_int(b, "node", (int64_t)res.node);
 		cfs_json_str(b, "kind",

@@ -138,6 +138,17 @@ check "a whole line as one argument still works" \
 	sh -c "'$CTL' '$M' 'file /q/line \"x y\"' >/dev/null && test \"\$(cat '$M/q/line')\" = 'x y'"
 unmount_cfs "$M"
 
+# resolve: "1 link", and a loop named as one, not as a limit reached
+printf 'file /t x\nlink /one t\nloop /ring 3\nchain /c41 41 t\n' >"$T/r.spec"
+mount_cfs "$M" "$T/r.spec" || { fail "mount"; finish; exit 1; }
+"$CTL" "$M" resolve one >"$T/r.out"
+check "resolve: 1 link, not 1 links" grep -q "), 1 link, deepest" "$T/r.out"
+"$CTL" "$M" resolve ring >"$T/r.out"
+check "resolve: a loop says so" grep -q "ELOOP: a loop, the walk came back" "$T/r.out"
+"$CTL" "$M" resolve c41 >"$T/r.out"
+check "resolve: the limit is no loop" grep -qx "  ELOOP (after [0-9]* links)" "$T/r.out"
+unmount_cfs "$M"
+
 # chainfs --help names the options the completion offers after -o
 for o in ro fsname=; do
 	check "chainfs --help names -o $o" grep -q -- "-o $o" "$T/chelp"
