@@ -138,7 +138,8 @@ static void print_walk(JsonObject *o)
 	       json_object_get_int_member(o, "duration_ns"));
 }
 
-/* What a rule does, in one word: "EIO", "short=512", "nowrite" or "-" (a delay only). */
+/* What a rule does, in one word: "EIO", "short=512", "nowrite" or "delay" (a delay only:
+ * the request is then served as usual). */
 static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 {
 	if (*str_of(f, "errno"))
@@ -150,7 +151,7 @@ static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 			 json_object_get_int_member(f, "short"));
 		return buf;
 	}
-	return "-";
+	return "delay";
 }
 
 static void print_faults(JsonObject *o)
@@ -181,7 +182,7 @@ static void print_fault_log(JsonObject *o)
 
 	printf("%" G_GINT64_FORMAT " hits, %" G_GINT64_FORMAT " older ones not kept\n",
 	       json_object_get_int_member(o, "hits"), json_object_get_int_member(o, "dropped"));
-	printf("%-17s %4s %-12s %6s %-20s %8s %-8s %s\n", "time", "id", "op", "prob", "seed",
+	printf("%-26s %4s %-12s %6s %-20s %8s %-8s %s\n", "time", "id", "op", "prob", "seed",
 	       "check", "draw", "path");
 	for (guint i = 0; i < json_array_get_length(a); i++) {
 		JsonObject *h = json_array_get_object_element(a, i);
@@ -190,11 +191,17 @@ static void print_fault_log(JsonObject *o)
 		if (!json_object_get_null_member(h, "draw"))
 			snprintf(draw, sizeof(draw), "%.6f",
 				 json_object_get_double_member(h, "draw"));
-		printf("%10" G_GINT64_FORMAT ".%06" G_GINT64_FORMAT " %4" G_GINT64_FORMAT
+		/* local time to the microsecond, as ISO 8601 writes it (the JSON has the epoch) */
+		GDateTime *t = g_date_time_new_from_unix_local(us / 1000000);
+		gchar *when = t ? g_date_time_format(t, "%Y-%m-%dT%H:%M:%S") : NULL;
+		printf("%s.%06" G_GINT64_FORMAT " %4" G_GINT64_FORMAT
 		       " %-12s %6.3f %-20s %8" G_GINT64_FORMAT " %-8s %s\n",
-		       us / 1000000, us % 1000000, json_object_get_int_member(h, "id"),
+		       when ? when : "?", us % 1000000, json_object_get_int_member(h, "id"),
 		       str_of(h, "op"), json_object_get_double_member(h, "prob"), str_of(h, "seed"),
 		       json_object_get_int_member(h, "check"), draw, str_of(h, "path"));
+		g_free(when);
+		if (t)
+			g_date_time_unref(t);
 	}
 }
 

@@ -147,6 +147,14 @@ check "resolve: 1 link, not 1 links" grep -q "), 1 link, deepest" "$T/r.out"
 check "resolve: a loop says so" grep -q "ELOOP: a loop, the walk came back" "$T/r.out"
 "$CTL" "$M" resolve c41 >"$T/r.out"
 check "resolve: the limit is no loop" grep -qx "  ELOOP (after [0-9]* links)" "$T/r.out"
+# fault list names a delay-only rule's effect; fault log's times are ISO 8601, local
+"$CTL" "$M" fault add op=getattr path=/t delay=1 >/dev/null
+check "fault list: a delay-only rule's effect is delay" \
+	sh -c "'$CTL' '$M' fault list | grep -Eq '^ +1 getattr +/t +delay '"
+"$CTL" "$M" fault add op=lookup path=/nosuch errno=EIO >/dev/null
+stat "$M/nosuch" >/dev/null 2>&1
+check "fault log: the time of a hit as ISO 8601" sh -c "'$CTL' '$M' fault log |
+	grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} +2 lookup '"
 unmount_cfs "$M"
 
 # chainfs --help names the options the completion offers after -o
