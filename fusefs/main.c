@@ -22,7 +22,7 @@
 enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do */
 
 struct cfs_cmdline {
-	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport;
+	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport, *faults;
 	int materialize, keep_ids, record_replace, spec_from, read_only;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data, *max_meta;
 	char *positional[3];
@@ -42,6 +42,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
     CFS_OPT("transport=%s", transport),
     CFS_OPT("ctl=%s", ctl),
     CFS_OPT("record=%s", record),
+    CFS_OPT("faults=%s", faults),
     CFS_OPT("record_replace", record_replace),
     CFS_OPT("max_nest=%s", max_nest),
     CFS_OPT("max_total=%s", max_total),
@@ -107,6 +108,8 @@ static void cfs_usage(const char *prog)
 	       "    -o record=FILE         one JSON line per request to FILE, for\n"
 	       "                           chainfsctl replay (pollcore loop only); made\n"
 	       "                           new, mode 0600: an existing FILE is refused\n"
+	       "    -o faults=FILE         fault rules from the first request on: one a\n"
+	       "                           line, as chainfsctl fault add takes them\n"
 	       "    -o record_replace      with record=FILE: empty an existing FILE (a\n"
 	       "                           regular file of ours with one name) instead\n"
 	       "    -o opens=skip|answer   skip: the kernel opens files and directories\n"
@@ -277,6 +280,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->abslinks_raw = raw;
 	o->ctl_path = c->ctl;
 	o->record = c->record;
+	o->faults = c->faults;
 	o->record_replace = c->record_replace;
 	o->read_only = c->read_only;
 	o->opens = (enum cfs_opens)how;
@@ -405,7 +409,7 @@ static void cfs_free_cmdline(struct cfs_cmdline *c)
 	char **strs[] = {&c->follow,	&c->abslinks,	   &c->loop,	     &c->ctl,
 			 &c->record,	&c->opens,	   &c->spin,	     &c->max_nest,
 			 &c->max_total, &c->entry_timeout, &c->attr_timeout, &c->max_data,
-			 &c->max_meta,	&c->transport};
+			 &c->max_meta,	&c->transport,	   &c->faults};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
 	for (int i = 0; i < c->npositional; i++)
