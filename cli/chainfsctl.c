@@ -119,20 +119,27 @@ static void print_walk(JsonObject *o)
 	if (json_object_has_member(o, "steps_omitted")) /* the daemon keeps the first ones */
 		printf("  ... %" G_GINT64_FORMAT " more steps not shown\n",
 		       json_object_get_int_member(o, "steps_omitted"));
-	if (str_of(o, "errno"))
-		printf("  %s (after %" G_GINT64_FORMAT " links)\n", str_of(o, "errno"),
-		       json_object_get_int_member(o, "links"));
+	gint64 links = json_object_get_int_member(o, "links");
+	const char *unit = links == 1 ? "link" : "links";
+
+	if (str_of(o, "errno") && json_object_has_member(o, "loop"))
+		printf(
+		    "  %s: a loop, the walk came back to where it had been (after %" G_GINT64_FORMAT
+		    " %s)\n",
+		    str_of(o, "errno"), links, unit);
+	else if (str_of(o, "errno"))
+		printf("  %s (after %" G_GINT64_FORMAT " %s)\n", str_of(o, "errno"), links, unit);
 	else
 		printf("  = node %" G_GINT64_FORMAT " (%s), %" G_GINT64_FORMAT
-		       " links, deepest nesting %" G_GINT64_FORMAT "\n",
-		       json_object_get_int_member(o, "node"), str_of(o, "kind"),
-		       json_object_get_int_member(o, "links"),
+		       " %s, deepest nesting %" G_GINT64_FORMAT "\n",
+		       json_object_get_int_member(o, "node"), str_of(o, "kind"), links, unit,
 		       json_object_get_int_member(o, "deepest_nesting"));
 	printf("  walked in %" G_GINT64_FORMAT " ns (without the trace)\n",
 	       json_object_get_int_member(o, "duration_ns"));
 }
 
-/* What a rule does, in one word: "EIO", "short=512", "nowrite" or "-" (a delay only). */
+/* What a rule does, in one word: "EIO", "short=512", "nowrite" or "delay" (a delay only:
+ * the request is then served as usual). */
 static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 {
 	if (*str_of(f, "errno"))
@@ -144,7 +151,7 @@ static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 			 json_object_get_int_member(f, "short"));
 		return buf;
 	}
-	return "-";
+	return "delay";
 }
 
 static void print_faults(JsonObject *o)
@@ -175,7 +182,7 @@ static void print_fault_log(JsonObject *o)
 
 	printf("%" G_GINT64_FORMAT " hits, %" G_GINT64_FORMAT " older ones not kept\n",
 	       json_object_get_int_member(o, "hits"), json_object_get_int_member(o, "dropped"));
-	printf("%-17s %4s %-12s %6s %-20s %8s %-8s %s\n", "time", "id", "op", "prob", "seed",
+	printf("%-26s %4s %-12s %6s %-20s %8s %-8s %s\n", "time", "id", "op", "prob", "seed",
 	       "check", "draw", "path");
 	for (guint i = 0; i < json_array_get_length(a); i++) {
 		JsonObject *h = json_array_get_object_element(a, i);
@@ -184,11 +191,17 @@ static void print_fault_log(JsonObject *o)
 		if (!json_object_get_null_member(h, "draw"))
 			snprintf(draw, sizeof(draw), "%.6f",
 				 json_object_get_double_member(h, "draw"));
-		printf("%10" G_GINT64_FORMAT ".%06" G_GINT64_FORMAT " %4" G_GINT64_FORMAT
+		/* local time to the microsecond, as ISO 8601 writes it (the JSON has the epoch) */
+		GDateTime *t = g_date_time_new_from_unix_local(us / 1000000);
+		gchar *when = t ? g_date_time_format(t, "%Y-%m-%dT%H:%M:%S") : NULL;
+		printf("%s.%06" G_GINT64_FORMAT " %4" G_GINT64_FORMAT
 		       " %-12s %6.3f %-20s %8" G_GINT64_FORMAT " %-8s %s\n",
-		       us / 1000000, us % 1000000, json_object_get_int_member(h, "id"),
+		       when ? when : "?", us % 1000000, json_object_get_int_member(h, "id"),
 		       str_of(h, "op"), json_object_get_double_member(h, "prob"), str_of(h, "seed"),
 		       json_object_get_int_member(h, "check"), draw, str_of(h, "path"));
+		g_free(when);
+		if (t)
+			g_date_time_unref(t);
 	}
 }
 
@@ -232,13 +245,86 @@ static const char *const cfs_commands[][2] = {CFS_CTL_COMMANDS(CFS_CTL_COMMAND)}
 static const char *const cfs_spec_words[] = {CFS_SPEC_KEYWORDS(CFS_SPEC_WORD)};
 #undef CFS_SPEC_WORD
 
+/* Whether WORD is a spec keyword, whose line the spec lexer reads (chainfs-spec(5)). */
+static bool is_spec_word(const char *word)
+{
+	for (size_t i = 0; i < G_N_ELEMENTS(cfs_spec_words); i++)
+		if (strcmp(word, cfs_spec_words[i]) == 0)
+			return true;
+	return false;
+}
+
+/* V as one quoted word of the spec lexer: its escapes (\n \t \\ \" \xHH) keep their
+ * meaning, a lone backslash and a quote are escaped, and control bytes, which would end or
+ * break the line, are written as \xHH. */
+static void put_quoted(GString *line, const char *v)
+{
+	g_string_append_c(line, '"');
+	for (const char *p = v; *p; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch == '\\' && p[1] && strchr("nt\\\"x", p[1]))
+			g_string_append_c(g_string_append_c(line, '\\'), *++p);
+		else if (ch == '\\' || ch == '"')
+			g_string_append_c(g_string_append_c(line, '\\'), (char)ch);
+		else if (ch < 0x20 || ch == 0x7f)
+			g_string_append_printf(line, "\\x%02x", ch);
+		else
+			g_string_append_c(line, (char)ch);
+	}
+	g_string_append_c(line, '"');
+}
+
+/* Whether W must be quoted to stay one word with its bytes: empty, or holding a blank, a
+ * quote, a backslash, a '#' or a control byte. */
+static bool needs_quotes(const char *w)
+{
+	if (!*w)
+		return true;
+	for (const unsigned char *p = (const unsigned char *)w; *p; p++)
+		if (*p <= ' ' || *p == 0x7f || strchr("\"\\#", *p))
+			return true;
+	return false;
+}
+
+/* One argument of a spec line, a word of its own whatever it holds: as it is when it needs
+ * no quotes, else quoted; an attribute (KEY=VALUE) keeps its key bare and quotes its value. */
+static void put_word(GString *line, const char *w)
+{
+	size_t key = strspn(w, "abcdefghijklmnopqrstuvwxyz_");
+
+	if (!needs_quotes(w)) {
+		g_string_append(line, w);
+	} else if (key && w[key] == '=') {
+		g_string_append_len(line, w, (gssize)key + 1);
+		put_quoted(line, w + key + 1);
+	} else {
+		put_quoted(line, w);
+	}
+}
+
+/* The request for ARGV (N words): a spec line's arguments each quoted as one word, unless the
+ * keyword's argument holds the whole line already (`chainfsctl M 'file /f "x"'`); other
+ * commands' words joined with spaces. */
+static gchar *request_of(char **argv, int n)
+{
+	if (n == 1 || !is_spec_word(argv[0]))
+		return g_strjoinv(" ", argv);
+	GString *line = g_string_new(argv[0]);
+	for (int k = 1; k < n; k++) {
+		g_string_append_c(line, ' ');
+		put_word(line, argv[k]);
+	}
+	return g_string_free(line, FALSE);
+}
+
 static void print_usage(FILE *f)
 {
 	fprintf(f, "usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
 		   "       chainfsctl replay FILE MOUNTPOINT  (a recording's syscalls again)\n"
 		   "commands:\n");
 	for (size_t i = 0; i < sizeof(cfs_commands) / sizeof(cfs_commands[0]); i++)
-		fprintf(f, "  %s %s\n", cfs_commands[i][0], cfs_commands[i][1]);
+		fprintf(f, "  %s%s%s\n", cfs_commands[i][0], *cfs_commands[i][1] ? " " : "",
+			cfs_commands[i][1]);
 	fprintf(f, "  spec lines:");
 	for (size_t i = 0; i < sizeof(cfs_spec_words) / sizeof(cfs_spec_words[0]); i++)
 		fprintf(f, " %s", cfs_spec_words[i]);
@@ -345,7 +431,7 @@ int main(int argc, char **argv)
 	if (argc - i == 3 && strcmp(argv[i], "record") == 0 &&
 	    (strcmp(argv[i + 1], "start") == 0 || strcmp(argv[i + 1], "replace") == 0))
 		argv[i + 2] = abs = g_canonicalize_filename(argv[i + 2], NULL);
-	gchar *req = g_strjoinv(" ", argv + i);
+	gchar *req = request_of(argv + i, argc - i);
 	if ((fd = mnt ? connect_mount(mnt) : ctl_connect(sock)) < 0) {
 		g_free(req);
 		g_free(abs);

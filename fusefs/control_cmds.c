@@ -217,8 +217,16 @@ static char *cfs_limits_reply(struct cfs_control *c)
 {
 	JsonBuilder *b = cfs_json_ok();
 
+	const struct cfs_follow_mode *m = &cfs_follow_modes[c->d->opts.follow];
+
 	cfs_json_int(b, "nest", c->d->opts.limits.max_nest);
 	cfs_json_int(b, "total", c->d->opts.limits.max_total);
+	if (!m->daemon_follows)
+		cfs_json_str(b, "note",
+			     "kernel mode: the kernel follows links (40 a walk at most); these "
+			     "limits act in collapse and server modes, and here only on the "
+			     "in-root rewriting of targets",
+			     -1);
 	return cfs_json_finish(b);
 }
 
@@ -259,9 +267,10 @@ static char *cmd_limits(struct cfs_control *c, const char *args)
 	return cfs_limits_reply(c);
 }
 
+/* mode NAME switches; a bare `mode` shows the mode, as a bare `limits` shows the limits */
 static char *cmd_mode(struct cfs_control *c, const char *args)
 {
-	int m = cfs_follow_of_name(args);
+	int m = *args ? cfs_follow_of_name(args) : (int)c->d->opts.follow;
 	char names[CFS_FOLLOW_NAMES_MAX];
 
 	if (m < 0)
@@ -337,6 +346,10 @@ static char *cmd_resolve(struct cfs_control *c, const char *args)
 	if (err) {
 		const char *name = cfs_errno_name(-err);
 		cfs_json_str(b, "errno", name ? name : strerror(-err), -1);
+		if (res.cycle) { /* not the limits: the walk came back to where it had been */
+			json_builder_set_member_name(b, "loop");
+			json_builder_add_boolean_value(b, TRUE);
+		}
 	} else {
 		cfs_json_int(b, "node", (int64_t)res.node);
 		cfs_json_str(b, "kind",
@@ -527,6 +540,9 @@ static char *cmd_generate(struct cfs_control *c, const char *line)
 	JsonBuilder *b;
 	struct cfs_tree_stats before, after;
 
+	if (c->d->opts.read_only)
+		return cfs_json_error("%s", "the mount is read-only (-o ro): the tree does not "
+					    "change (EROFS)");
 	cfs_tree_stats(c->d->tree, &before);
 	if (cfs_spec_apply_line(c->d->tree, line, &def, &msg) != 0) {
 		char *e = cfs_json_error("%s", msg ? msg : "failed");

@@ -13,7 +13,7 @@
 	X(ping, "")                                                                         \
 	X(stats, "[reset]")                                                                 \
 	X(limits, "[nest=N] [total=N]")                                                     \
-	X(mode, "kernel|collapse|server")                                                   \
+	X(mode, "[kernel|collapse|server] (no argument: the mode)")                         \
 	X(resolve, "[nofollow] PATH")                                                       \
 	X(dump, "")                                                                         \
 	X(drop, "(the mount's kernel caches, for cold runs)")                               \

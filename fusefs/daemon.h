@@ -75,7 +75,9 @@ struct cfs_opts {
 	const char *mountpoint;
 	const char *ctl_path; /* control socket; NULL: derived from the mountpoint */
 	const char *record;   /* -o record=FILE: record requests from the start (record.h) */
+	const char *faults;   /* -o faults=FILE: fault rules from the first request (fault.h) */
 	bool record_replace;  /* -o record_replace: FILE may exist and is emptied */
+	bool read_only;	      /* -o ro: no request and no control line changes the tree */
 	enum cfs_opens opens;
 	enum cfs_transport_kind transport;
 };

@@ -291,6 +291,45 @@ int cfs_fault_add(struct cfs_faults *f, const char *args, char **err)
 	return (int)r->id;
 }
 
+int cfs_faults_load(struct cfs_faults *f, const char *file, char **err)
+{
+	enum { MAX_BYTES = 1 << 20 }; /* rules, not data: a bigger file is a mistake */
+	gchar *text = NULL, **lines;
+	gsize len;
+	GError *e = NULL;
+	int rc = 0;
+
+	if (!g_file_test(file, G_FILE_TEST_IS_REGULAR)) { /* not a device or a fifo to drain */
+		*err = g_strdup_printf("%s: not a regular file", file);
+		return -EINVAL;
+	}
+	if (!g_file_get_contents(file, &text, &len, &e)) {
+		*err = g_strdup_printf("%s: %s", file, e->message);
+		g_error_free(e);
+		return -EINVAL;
+	}
+	if (len > MAX_BYTES || memchr(text, '\0', len)) {
+		*err = g_strdup_printf("%s: not a rules file (a NUL byte, or over 1 MiB)", file);
+		g_free(text);
+		return -EINVAL;
+	}
+	lines = g_strsplit(text, "\n", -1);
+	for (guint i = 0; lines[i] && !rc; i++) {
+		const char *l = lines[i] + strspn(lines[i], " \t");
+		char *why = NULL;
+		if (!*l || *l == '#')
+			continue;
+		rc = cfs_fault_add(f, l, &why) < 0 ? -EINVAL : 0;
+		if (rc) {
+			*err = g_strdup_printf("%s:%u: %s", file, i + 1, why);
+			g_free(why);
+		}
+	}
+	g_strfreev(lines);
+	g_free(text);
+	return rc;
+}
+
 /* splitmix64: a uniform double in [0, 1) */
 static double cfs_fault_draw(struct cfs_fault *r)
 {

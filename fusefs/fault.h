@@ -23,6 +23,10 @@ void cfs_faults_free(struct cfs_faults *f);
  * the new rule's id (> 0, never given twice by F), or -EINVAL with *err set to a malloc'ed
  * message. */
 int cfs_fault_add(struct cfs_faults *f, const char *args, char **err);
+/* The rules of FILE (-o faults=FILE), one a line as cfs_fault_add takes them; blank lines
+ * and lines starting with '#' are skipped. 0, or -errno with *err a malloc'ed "FILE:LINE:
+ * message" (or "FILE: reason"); then F holds the rules of the lines before. */
+int cfs_faults_load(struct cfs_faults *f, const char *file, char **err);
 /* 0, or -ENOENT when no rule has that id (any more). */
 int cfs_fault_remove(struct cfs_faults *f, unsigned id);
 void cfs_fault_clear(struct cfs_faults *f);

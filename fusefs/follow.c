@@ -4,13 +4,13 @@
 #include <string.h>
 
 const struct cfs_follow_mode cfs_follow_modes[CFS_FOLLOW_MODES] = {
-    /* name, timeout, keeps_links, keeps_listings, lookups_follow */
+    /* name, timeout, keeps_links, keeps_listings, lookups_follow, daemon_follows */
     /* names and attributes change only through requests the kernel sees itself or through
      * control commands that invalidate what they touch */
-    [CFS_FOLLOW_KERNEL] = {"kernel", 3600.0, true, true, false},
-    [CFS_FOLLOW_COLLAPSE] = {"collapse", 3600.0, false, true, false},
+    [CFS_FOLLOW_KERNEL] = {"kernel", 3600.0, true, true, false, false},
+    [CFS_FOLLOW_COLLAPSE] = {"collapse", 3600.0, false, true, false, true},
     /* what a name leads to changes with every link on the way */
-    [CFS_FOLLOW_SERVER] = {"server", 1.0, false, false, true},
+    [CFS_FOLLOW_SERVER] = {"server", 1.0, false, false, true, true},
 };
 
 int cfs_follow_of_name(const char *name)

@@ -29,6 +29,10 @@ struct cfs_follow_mode {
 	/* a lookup follows links: a link shows as its target, and a path through a link gets a
 	 * nodeid of its own (paths.h) */
 	bool lookups_follow;
+	/* chainfs follows chains itself, as far as -o max_nest and max_total let it (else the
+	 * kernel does, 40 links a walk at most, and the limits bound only the in-root rewriting
+	 * of targets) */
+	bool daemon_follows;
 };
 
 extern const struct cfs_follow_mode cfs_follow_modes[CFS_FOLLOW_MODES];

@@ -22,8 +22,8 @@
 enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do */
 
 struct cfs_cmdline {
-	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport;
-	int materialize, keep_ids, record_replace, spec_from;
+	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport, *faults;
+	int materialize, keep_ids, record_replace, spec_from, read_only;
 	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data, *max_meta;
 	char *positional[3];
 	int npositional;
@@ -42,6 +42,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
     CFS_OPT("transport=%s", transport),
     CFS_OPT("ctl=%s", ctl),
     CFS_OPT("record=%s", record),
+    CFS_OPT("faults=%s", faults),
     CFS_OPT("record_replace", record_replace),
     CFS_OPT("max_nest=%s", max_nest),
     CFS_OPT("max_total=%s", max_total),
@@ -52,6 +53,12 @@ static const struct fuse_opt cfs_opt_spec[] = {
     CFS_OPT("--materialize", materialize),
     CFS_OPT("--keep-ids", keep_ids),
     CFS_OPT("--spec-from", spec_from),
+    /* libfuse's: kept for it (the kernel refuses writes), noted for the control socket's
+     * spec lines; the last of ro and rw wins, as for mount(8) */
+    {"ro", offsetof(struct cfs_cmdline, read_only), 1},
+    {"rw", offsetof(struct cfs_cmdline, read_only), 0},
+    FUSE_OPT_KEY("ro", FUSE_OPT_KEY_KEEP),
+    FUSE_OPT_KEY("rw", FUSE_OPT_KEY_KEEP),
     /* always on (main): accepted, and passed on to libfuse as it is */
     FUSE_OPT_KEY("default_permissions", FUSE_OPT_KEY_KEEP),
     FUSE_OPT_END,
@@ -101,6 +108,8 @@ static void cfs_usage(const char *prog)
 	       "    -o record=FILE         one JSON line per request to FILE, for\n"
 	       "                           chainfsctl replay (pollcore loop only); made\n"
 	       "                           new, mode 0600: an existing FILE is refused\n"
+	       "    -o faults=FILE         fault rules from the first request on: one a\n"
+	       "                           line, as chainfsctl fault add takes them\n"
 	       "    -o record_replace      with record=FILE: empty an existing FILE (a\n"
 	       "                           regular file of ours with one name) instead\n"
 	       "    -o opens=skip|answer   skip: the kernel opens files and directories\n"
@@ -111,6 +120,9 @@ static void cfs_usage(const char *prog)
 	       "                           this long for the next (default %d; 0: never)\n"
 	       "    -o transport=dev|uring|auto  /dev/fuse (default), FUSE over io_uring\n"
 	       "                           (or no mount), or the ring when the kernel allows\n"
+	       "    -o ro                  read-only: the kernel refuses writes, and the\n"
+	       "                           control socket's spec lines too (EROFS)\n"
+	       "    -o fsname=NAME         the mount's source in /proc/mounts (default chainfs)\n"
 	       "    -o suid, -o dev        honour set-id bits, open device nodes (default:\n"
 	       "                           nosuid,nodev, whoever mounts; mount.fuse3's own\n"
 	       "                           dev,suid do not count)\n"
@@ -268,7 +280,9 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->abslinks_raw = raw;
 	o->ctl_path = c->ctl;
 	o->record = c->record;
+	o->faults = c->faults;
 	o->record_replace = c->record_replace;
+	o->read_only = c->read_only;
 	o->opens = (enum cfs_opens)how;
 	o->transport = (enum cfs_transport_kind)transport;
 	return 0;
@@ -395,7 +409,7 @@ static void cfs_free_cmdline(struct cfs_cmdline *c)
 	char **strs[] = {&c->follow,	&c->abslinks,	   &c->loop,	     &c->ctl,
 			 &c->record,	&c->opens,	   &c->spin,	     &c->max_nest,
 			 &c->max_total, &c->entry_timeout, &c->attr_timeout, &c->max_data,
-			 &c->max_meta,	&c->transport};
+			 &c->max_meta,	&c->transport,	   &c->faults};
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
 		free(*strs[i]);
 	for (int i = 0; i < c->npositional; i++)

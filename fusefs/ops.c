@@ -259,11 +259,18 @@ void cfs_reply_entry(fuse_req_t req, struct cfs_daemon *d, const struct fuse_ent
  * directory changes through the kernel (its version is bumped) or we invalidate its inode,
  * whatever the follow mode is later. The state is the daemon's (d->opening).
  */
-static void cfs_init_opens(struct cfs_daemon *d, struct fuse_conn_info *conn)
+void cfs_faults_unsent_opens(struct cfs_daemon *d, bool open, bool opendir)
 {
 	static const char why[] = "the kernel sends none on this mount (-o opens=skip, the "
 				  "default); mount with -o opens=answer to fault or delay it";
 
+	cfs_faults_unsent(d->faults, CFS_OP_open, open ? why : NULL);
+	cfs_faults_unsent(d->faults, CFS_OP_flush, open ? why : NULL); /* nothing was opened */
+	cfs_faults_unsent(d->faults, CFS_OP_opendir, opendir ? why : NULL);
+}
+
+static void cfs_init_opens(struct cfs_daemon *d, struct fuse_conn_info *conn)
+{
 	if (d->opts.opens != CFS_OPENS_SKIP)
 		return;
 	d->opening.skip_open = conn->capable & FUSE_CAP_NO_OPEN_SUPPORT;
@@ -271,13 +278,9 @@ static void cfs_init_opens(struct cfs_daemon *d, struct fuse_conn_info *conn)
 	/* With ATOMIC_O_TRUNC the kernel hands O_TRUNC over in OPEN only and then skips the
 	 * SETATTR (fs/fuse/dir.c, fuse_do_setattr with ATTR_OPEN): without OPEN the file would
 	 * never be truncated. Without it, open(O_TRUNC) sends a SETATTR of size 0. */
-	if (d->opening.skip_open) {
+	if (d->opening.skip_open)
 		conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
-		cfs_faults_unsent(d->faults, CFS_OP_open, why);
-		cfs_faults_unsent(d->faults, CFS_OP_flush, why); /* nothing was opened */
-	}
-	if (d->opening.skip_opendir)
-		cfs_faults_unsent(d->faults, CFS_OP_opendir, why);
+	cfs_faults_unsent_opens(d, d->opening.skip_open, d->opening.skip_opendir);
 }
 
 void cfs_ll_init(void *userdata, struct fuse_conn_info *conn)

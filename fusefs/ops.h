@@ -6,6 +6,9 @@
 
 struct cfs_daemon *cfs_of(fuse_req_t req);
 void cfs_count(struct cfs_daemon *d, enum cfs_op op);
+/* What an opens=skip mount never sends (OPEN and FLUSH; OPENDIR), for fault rules to refuse:
+ * assumed from the options before the mount, known from the kernel's answer at INIT. */
+void cfs_faults_unsent_opens(struct cfs_daemon *d, bool open, bool opendir);
 void cfs_reply_err(fuse_req_t req, int neg_errno);
 
 /* How long the kernel may keep an answer (-o attr_timeout, entry_timeout): not at all while

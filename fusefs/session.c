@@ -267,11 +267,30 @@ static int cfs_check_mount(struct cfs_daemon *d)
 
 /* Everything the session holds, up to the mount; cfs_session_close() releases what was
  * opened, whatever failed. 0, 1, or 2 when libfuse refused an option (it said which). */
+/* -o faults=FILE: the rules stand from the first request on. An opens=skip mount is taken to
+ * send no OPEN, FLUSH or OPENDIR until INIT says. 0, or -EINVAL said on stderr. */
+static int cfs_session_faults(struct cfs_daemon *d)
+{
+	char *err = NULL;
+	int rc;
+
+	if (d->opts.opens == CFS_OPENS_SKIP)
+		cfs_faults_unsent_opens(d, true, true);
+	rc = cfs_faults_load(d->faults, d->opts.faults, &err);
+	if (rc)
+		fprintf(stderr, "chainfs: -o faults: %s\n", err);
+	g_free(err);
+	return rc;
+}
+
 static int cfs_session_open(struct cfs_daemon *d, struct fuse_args *args)
 {
 	const struct fuse_lowlevel_ops *ops =
 	    d->opts.loop == CFS_LOOP_LIBFUSE_MT ? &cfs_mt_ops : &cfs_ops;
 
+	d->faults = cfs_faults_new(); /* first: a bad rules file leaves nothing made */
+	if (d->opts.faults && cfs_session_faults(d))
+		return 2;
 	if (cfs_transport_new(d, &d->transport) || cfs_open_control(d) || cfs_open_record(d))
 		return 1;
 	cfs_default_timeouts(&d->opts);
@@ -279,7 +298,6 @@ static int cfs_session_open(struct cfs_daemon *d, struct fuse_args *args)
 	if (!d->se)
 		return 2;
 	d->paths = cfs_paths_new();
-	d->faults = cfs_faults_new();
 	cfs_coherence_begin(d);
 	return fuse_session_mount(d->se, d->opts.mountpoint) != 0 ? 1 : 0;
 }

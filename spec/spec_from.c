@@ -176,6 +176,15 @@ static void sf_remember(struct spec_from *sf, uint32_t node, const struct stat *
 	g_hash_table_replace(sf->linked, &l->id, l); /* the key lives in the value */
 }
 
+/* A node other than a directory is in: its times last, and its inode kept when other names
+ * may share it. */
+static void sf_made(struct spec_from *sf, uint32_t id, const struct stat *st)
+{
+	sf_times(sf, id, st);
+	if (st->st_nlink > 1)
+		sf_remember(sf, id, st);
+}
+
 static gint sf_name_cmp(gconstpointer a, gconstpointer b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -354,9 +363,7 @@ static void sf_file(struct spec_from *sf, const char *name, struct stat *st)
 		return;
 	}
 	if (sf_content(sf, fd, id, (uint64_t)st->st_size) == 0) {
-		sf_times(sf, id, st);
-		if (st->st_nlink > 1)
-			sf_remember(sf, id, st);
+		sf_made(sf, id, st);
 	} else {
 		cfs_tree_unlink(sf->t, sf_top(sf)->node, name, strlen(name)); /* no half file */
 	}
@@ -383,9 +390,7 @@ static void sf_link(struct spec_from *sf, const char *name, const struct stat *s
 		sf_report(sf, "make link", err);
 		return;
 	}
-	sf_times(sf, id, st);
-	if (st->st_nlink > 1)
-		sf_remember(sf, id, st);
+	sf_made(sf, id, st);
 }
 
 /* A fifo, a socket or a device: stored, never opened. */
@@ -400,9 +405,7 @@ static void sf_special(struct spec_from *sf, const char *name, const struct stat
 		sf_report(sf, "make special file", err);
 		return;
 	}
-	sf_times(sf, id, st);
-	if (st->st_nlink > 1)
-		sf_remember(sf, id, st);
+	sf_made(sf, id, st);
 }
 
 /* Entry NAME of the directory we are in. */

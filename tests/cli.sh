@@ -63,7 +63,8 @@ check "chainfs --help says which loop libfuse's thread options act on" \
 # out, must list the same
 modes=$(sed -n 's/^ *-o follow=\([^ ]*\) .*/\1/p' "$T/chelp")
 check "chainfsctl's usage lists chainfs's follow modes ($modes)" \
-	grep -qx "  mode ${modes:-none}" "$T/help"
+	grep -qxF "  mode [${modes:-none}] (no argument: the mode)" "$T/help"
+check "chainfsctl's usage has no line ending in a space" not grep -q ' $' "$T/help"
 
 # the control socket's directory must be ours alone: in /tmp anybody could make it first
 mkdir "$T/cm" "$T/xdg"
@@ -93,5 +94,71 @@ expect ELOOP stat "$M/chains/40"
 expect "ok file" stat "$M/chains/target"
 "$CTL" "$M" limits total=40 >/dev/null
 expect "ok file" stat "$M/chains/40"
+# a bare `mode` shows the mode and changes nothing; `limits` in kernel mode says whose walk
+# its numbers bound
+check "a bare mode shows the mode" sh -c "'$CTL' '$M' mode | grep -qx 'mode  *server'"
+expect "ok file" stat "$M/chains/40"
+check "limits in server mode: no note" not sh -c "'$CTL' '$M' limits | grep -q note"
+"$CTL" "$M" mode kernel >/dev/null || fail "mode kernel"
+check "a bare mode shows the new mode" sh -c "'$CTL' '$M' mode | grep -qx 'mode  *kernel'"
+check "limits in kernel mode: says the kernel follows" \
+	sh -c "'$CTL' '$M' limits total=1000 | grep -q 'note .*kernel follows links'"
 unmount_cfs "$M"
+
+# -o ro: the control socket's spec lines change nothing either; the last of ro and rw wins
+mount_cfs "$M" -o ro || { fail "mount -o ro"; finish; exit 1; }
+"$CTL" "$M" dir /made >/dev/null 2>"$T/err"
+check "-o ro: a spec line is refused" test $? -ne 0
+check "-o ro: and says why" grep -q "read-only (-o ro).*EROFS" "$T/err"
+check "-o ro: nothing was made" test ! -e "$M/made"
+unmount_cfs "$M"
+mount_cfs "$M" -o ro,rw || { fail "mount -o ro,rw"; finish; exit 1; }
+check "-o ro,rw: a spec line is taken" sh -c "'$CTL' '$M' dir /made >/dev/null && test -d '$M/made'"
+unmount_cfs "$M"
+# a spec line's arguments are words of their own, quoted for the spec lexer: escapes mean
+# what they mean in a spec file's quoted words, blanks and quotes stay in their word
+mount_cfs "$M" || { fail "mount"; finish; exit 1; }
+tab=$(printf '\t')
+spec_arg() { # WANT PATH ARGS...: chainfsctl M file PATH ARGS..., then PATH holds WANT (printf)
+	want=$1 path=$2
+	shift 2
+	"$CTL" "$M" file "$path" "$@" >/dev/null 2>"$T/err" || { cat "$T/err" >&2; return 1; }
+	test "$(od -An -c "$M$path")" = "$(printf "$want" | od -An -c)"
+}
+check "an escape in an argument: a newline" spec_arg 'hello\n' /q/nl 'hello\n'
+check "an argument with a blank is one word" spec_arg 'a b' /q/blank 'a b'
+check "a path with a blank" spec_arg 'x' '/q/with space' x
+check "a raw tab" spec_arg 'tab\there' /q/tab "tab${tab}here"
+check "quotes inside" spec_arg 'say "hi"' /q/quote 'say "hi"'
+check "a lone backslash" spec_arg 'x\\' /q/bs 'x\'
+check "an attribute's value with a blank" spec_arg 'a ba ba ' /q/pat size=8 'pattern=a b'
+check "an attribute stays an attribute" sh -c "'$CTL' '$M' dir /q/d mode=0700 >/dev/null &&
+	test \"\$(stat -c %a '$M/q/d')\" = 700"
+check "a whole line as one argument still works" \
+	sh -c "'$CTL' '$M' 'file /q/line \"x y\"' >/dev/null && test \"\$(cat '$M/q/line')\" = 'x y'"
+unmount_cfs "$M"
+
+# resolve: "1 link", and a loop named as one, not as a limit reached
+printf 'file /t x\nlink /one t\nloop /ring 3\nchain /c41 41 t\n' >"$T/r.spec"
+mount_cfs "$M" "$T/r.spec" || { fail "mount"; finish; exit 1; }
+"$CTL" "$M" resolve one >"$T/r.out"
+check "resolve: 1 link, not 1 links" grep -q "), 1 link, deepest" "$T/r.out"
+"$CTL" "$M" resolve ring >"$T/r.out"
+check "resolve: a loop says so" grep -q "ELOOP: a loop, the walk came back" "$T/r.out"
+"$CTL" "$M" resolve c41 >"$T/r.out"
+check "resolve: the limit is no loop" grep -qx "  ELOOP (after [0-9]* links)" "$T/r.out"
+# fault list names a delay-only rule's effect; fault log's times are ISO 8601, local
+"$CTL" "$M" fault add op=getattr path=/t delay=1 >/dev/null
+check "fault list: a delay-only rule's effect is delay" \
+	sh -c "'$CTL' '$M' fault list | grep -Eq '^ +1 getattr +/t +delay '"
+"$CTL" "$M" fault add op=lookup path=/nosuch errno=EIO >/dev/null
+stat "$M/nosuch" >/dev/null 2>&1
+check "fault log: the time of a hit as ISO 8601" sh -c "'$CTL' '$M' fault log |
+	grep -Eq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6} +2 lookup '"
+unmount_cfs "$M"
+
+# chainfs --help names the options the completion offers after -o
+for o in ro fsname=; do
+	check "chainfs --help names -o $o" grep -q -- "-o $o" "$T/chelp"
+done
 finish

@@ -301,4 +301,33 @@ i=0
 while kill -0 "$DPID" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 check "the daemon exited" sh -c "! kill -0 $DPID 2>/dev/null"
 check "no sanitizer report" not_grep "Sanitizer" "$M.log"
+
+# --- -o faults=FILE: rules from the first request on; a bad file mounts nothing -------------
+M2=$T/mnt2
+printf '# the first lookup already fails\n\n  op=lookup path=/first errno=EIO\nop=getattr path=/x delay=1\n' \
+	>"$T/good.rules"
+printf 'file /first "1"\n' >"$T/first.spec"
+CHAINFS=$ASAN_BIN mount_cfs "$M2" -o "faults=$T/good.rules,ctl=$T/f2.sock" "$T/first.spec" ||
+	fail "mount with -o faults"
+expect EIO stat "$M2/first"
+out=$("$CTL" -s "$T/f2.sock" --json fault list)
+check "-o faults: both rules stand" has "$out" '"id":2'
+check "-o faults: the first was hit by the first lookup" has "$out" '"path":"/first","errno":"EIO"'
+check "-o faults: once" has "$out" '"hits":1'
+unmount_cfs "$M2"
+check "-o faults: no sanitizer report" not_grep "Sanitizer" "$M2.log"
+bad_rules() { # NAME TEXT WANT: a rules file with TEXT mounts nothing, exit 2, says WANT
+	printf "$2" >"$T/bad.rules"
+	mkdir -p "$M2"
+	"$ASAN_BIN" -o "faults=$T/bad.rules" "$M2" >/dev/null 2>"$T/bad.err"
+	st=$?
+	check "-o faults, $1: exit 2 ($st)" test "$st" -eq 2
+	check "-o faults, $1: says $3" grep -q -- "$3" "$T/bad.err"
+	check "-o faults, $1: nothing mounted" not is_mounted "$M2"
+}
+bad_rules "a bad line" 'op=lookup path=/a errno=EIO\nop=nosuch path=/b\n' "bad.rules:2: op: unknown op"
+bad_rules "short= without opens=answer" 'op=read path=/a short=1\n' "bad.rules:1: .*opens=answer"
+"$ASAN_BIN" -o faults=/dev/zero "$M2" >/dev/null 2>"$T/bad.err"
+check "-o faults=/dev/zero: refused, exit 2" test $? -eq 2
+check "-o faults=/dev/zero: not a regular file" grep -q "not a regular file" "$T/bad.err"
 finish
