@@ -286,13 +286,31 @@ static bool needs_quotes(const char *w)
 	return false;
 }
 
+/* Whether W is written as one quoted word already ("..." with no bare quote inside), as a
+ * shell user types '"more\n"' for a spec line's content. */
+static bool is_quoted_word(const char *w)
+{
+	size_t n = strlen(w);
+
+	if (n < 2 || w[0] != '"' || w[n - 1] != '"')
+		return false;
+	for (size_t i = 1; i < n - 1; i++) {
+		if (w[i] == '\\' && i + 1 < n - 1)
+			i++;
+		else if (w[i] == '"' || w[i] == '\\')
+			return false;
+	}
+	return true;
+}
+
 /* One argument of a spec line, a word of its own whatever it holds: as it is when it needs
- * no quotes, else quoted; an attribute (KEY=VALUE) keeps its key bare and quotes its value. */
+ * no quotes or is quoted already, else quoted; an attribute (KEY=VALUE) keeps its key bare
+ * and quotes its value. */
 static void put_word(GString *line, const char *w)
 {
 	size_t key = strspn(w, "abcdefghijklmnopqrstuvwxyz_");
 
-	if (!needs_quotes(w)) {
+	if (!needs_quotes(w) || is_quoted_word(w)) {
 		g_string_append(line, w);
 	} else if (key && w[key] == '=') {
 		g_string_append_len(line, w, (gssize)key + 1);

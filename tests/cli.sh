@@ -131,6 +131,7 @@ check "a path with a blank" spec_arg 'x' '/q/with space' x
 check "a raw tab" spec_arg 'tab\there' /q/tab "tab${tab}here"
 check "quotes inside" spec_arg 'say "hi"' /q/quote 'say "hi"'
 check "a lone backslash" spec_arg 'x\\' /q/bs 'x\'
+check "an argument quoted already is sent as it is" spec_arg 'more\n' /q/pre '"more\n"'
 check "an attribute's value with a blank" spec_arg 'a ba ba ' /q/pat size=8 'pattern=a b'
 check "an attribute stays an attribute" sh -c "'$CTL' '$M' dir /q/d mode=0700 >/dev/null &&
 	test \"\$(stat -c %a '$M/q/d')\" = 700"
