@@ -47,14 +47,15 @@ trap 'on_signal INT' INT
 trap 'on_signal TERM' TERM
 
 # show_failure LOG: the first lines of LOG that say what failed: the suites' own failure
-# lines (tests/lib.sh's FAIL:, Check's :F: and :E:, the fuzz runner's, a sanitizer's), else
-# anything that looks like an error (a build, a benchmark)
+# lines (tests/lib.sh's FAIL:, Check's :F: and :E:, the fuzz runner's, a sanitizer's) with
+# the few lines after each (a diff a check printed), else anything that looks like an error
+# (a build, a benchmark): enough for a run whose logs are gone to say what differed
 show_failure() {
 	{
-		grep -aE '^FAIL|:[EF]:|FAILED|^==[0-9]+==ERROR|^SUMMARY: ' "$1" ||
+		grep -aE -A4 '^FAIL|:[EF]:|FAILED|^==[0-9]+==ERROR|^SUMMARY: ' "$1" ||
 			grep -aE 'ERROR|[Ee]rror[: ]|Assertion|not found|No such file|missing' "$1" ||
 			tail -n 3 "$1"
-	} | head -n 5 | cut -c1-160 | sed 's/^/    /'
+	} | head -n 16 | cut -c1-160 | sed 's/^/    /'
 }
 
 # suite NAME COMMAND...: run COMMAND with its output in NAME's log, and count it. Its line
