@@ -21,10 +21,30 @@
 
 enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do */
 
+/* The -o options that take a string ("NAME=%s"): one list for the fields, the option table
+ * and their freeing. */
+#define CFS_STRING_OPTS(X)                                                                         \
+	X(follow)                                                                                  \
+	X(abslinks)                                                                                \
+	X(loop)                                                                                    \
+	X(opens)                                                                                   \
+	X(spin)                                                                                    \
+	X(transport)                                                                               \
+	X(ctl)                                                                                     \
+	X(record)                                                                                  \
+	X(faults)                                                                                  \
+	X(max_nest)                                                                                \
+	X(max_total)                                                                               \
+	X(entry_timeout)                                                                           \
+	X(attr_timeout)                                                                            \
+	X(max_data)                                                                                \
+	X(max_meta)
+
 struct cfs_cmdline {
-	char *follow, *abslinks, *loop, *ctl, *opens, *spin, *record, *transport, *faults;
+#define CFS_FIELD(name) char *name;
+	CFS_STRING_OPTS(CFS_FIELD)
+#undef CFS_FIELD
 	int materialize, keep_ids, record_replace, spec_from, read_only;
-	char *max_nest, *max_total, *entry_timeout, *attr_timeout, *max_data, *max_meta;
 	char *positional[3];
 	int npositional;
 };
@@ -33,23 +53,9 @@ struct cfs_cmdline {
 	{                                                                                          \
 		t, offsetof(struct cfs_cmdline, p), 1                                              \
 	}
+#define CFS_STRING_OPT(name) CFS_OPT(#name "=%s", name),
 static const struct fuse_opt cfs_opt_spec[] = {
-    CFS_OPT("follow=%s", follow),
-    CFS_OPT("abslinks=%s", abslinks),
-    CFS_OPT("loop=%s", loop),
-    CFS_OPT("opens=%s", opens),
-    CFS_OPT("spin=%s", spin),
-    CFS_OPT("transport=%s", transport),
-    CFS_OPT("ctl=%s", ctl),
-    CFS_OPT("record=%s", record),
-    CFS_OPT("faults=%s", faults),
-    CFS_OPT("record_replace", record_replace),
-    CFS_OPT("max_nest=%s", max_nest),
-    CFS_OPT("max_total=%s", max_total),
-    CFS_OPT("entry_timeout=%s", entry_timeout),
-    CFS_OPT("attr_timeout=%s", attr_timeout),
-    CFS_OPT("max_data=%s", max_data),
-    CFS_OPT("max_meta=%s", max_meta),
+    CFS_STRING_OPTS(CFS_STRING_OPT) CFS_OPT("record_replace", record_replace),
     CFS_OPT("--materialize", materialize),
     CFS_OPT("--keep-ids", keep_ids),
     CFS_OPT("--spec-from", spec_from),
@@ -63,6 +69,7 @@ static const struct fuse_opt cfs_opt_spec[] = {
     FUSE_OPT_KEY("default_permissions", FUSE_OPT_KEY_KEEP),
     FUSE_OPT_END,
 };
+#undef CFS_STRING_OPT
 
 static int cfs_opt_proc(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
@@ -406,12 +413,9 @@ static int cfs_check_mountpoint(const char *mnt, const char *prog)
 
 static void cfs_free_cmdline(struct cfs_cmdline *c)
 {
-	char **strs[] = {&c->follow,	&c->abslinks,	   &c->loop,	     &c->ctl,
-			 &c->record,	&c->opens,	   &c->spin,	     &c->max_nest,
-			 &c->max_total, &c->entry_timeout, &c->attr_timeout, &c->max_data,
-			 &c->max_meta,	&c->transport,	   &c->faults};
-	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
-		free(*strs[i]);
+#define CFS_FREE(name) free(c->name);
+	CFS_STRING_OPTS(CFS_FREE)
+#undef CFS_FREE
 	for (int i = 0; i < c->npositional; i++)
 		free(c->positional[i]);
 }
