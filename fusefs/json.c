@@ -42,13 +42,12 @@ static char *cfs_json_clean(char *s)
 	return g_string_free(out, FALSE);
 }
 
-char *cfs_json_finish(JsonBuilder *b)
+char *cfs_json_text(JsonBuilder *b)
 {
 	JsonGenerator *g = json_generator_new();
 	JsonNode *root;
 	char *s;
 
-	json_builder_end_object(b);
 	root = json_builder_get_root(b);
 	json_generator_set_root(g, root);
 	s = json_generator_to_data(g, NULL);
@@ -56,6 +55,12 @@ char *cfs_json_finish(JsonBuilder *b)
 	g_object_unref(g);
 	g_object_unref(b);
 	return cfs_json_clean(s);
+}
+
+char *cfs_json_finish(JsonBuilder *b)
+{
+	json_builder_end_object(b);
+	return cfs_json_text(b);
 }
 
 JsonBuilder *cfs_json_ok(void)

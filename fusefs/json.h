@@ -12,6 +12,9 @@ char *cfs_json_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Ends the object B is building and frees B: its text (caller frees), valid JSON whatever
  * bytes the strings in it held. */
 char *cfs_json_finish(JsonBuilder *b);
+/* The text of the value B built (complete: every object and array ended), escaped as
+ * cfs_json_finish() escapes it; frees B. Caller frees the text. */
+char *cfs_json_text(JsonBuilder *b);
 /* Member KEY of the object B is building: the first LEN bytes of S (-1: up to its NUL) as a
  * string, invalid UTF-8 replaced; or the number V. */
 void cfs_json_str(JsonBuilder *b, const char *key, const char *s, gssize len);

@@ -34,6 +34,7 @@
  */
 #include "control.h"
 #include "fault.h"
+#include "json.h"
 #include "fuzz_util.h"
 #include "paths.h"
 #include "spec.h"
@@ -153,18 +154,9 @@ static void fz_daemon_stop(struct fz_daemon *z)
 static char *fz_faults_json(const struct cfs_faults *f)
 {
 	JsonBuilder *b = json_builder_new();
-	JsonGenerator *g = json_generator_new();
-	JsonNode *root;
-	char *s;
 
 	cfs_fault_list(f, b);
-	root = json_builder_get_root(b);
-	json_generator_set_root(g, root);
-	s = json_generator_to_data(g, NULL);
-	json_node_unref(root);
-	g_object_unref(g);
-	g_object_unref(b);
-	return s;
+	return cfs_json_text(b);
 }
 
 static void fz_state_take(const struct fz_daemon *z, struct fz_state *s)
