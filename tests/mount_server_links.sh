@@ -34,8 +34,10 @@ expect "ELOOP" open "$R/l" r,nofollow
 
 # a link that does not resolve is a link: the same calls act on it, as on tmpfs
 ln -s nothere "$M/dang"
-chown -h 65534 "$M/dang"
+chown -h 65534 "$M/dang" && touch -h -d 2001-01-01 "$M/dang"
 check "server: chown -h of a dangling link changes the link" test "$(owner "$M/dang")" = 65534
+check "server: touch -h of a dangling link sets the link's mtime" \
+	test "$(mtime "$M/dang")" = 978307200
 expect ELOOP open "$M/dang" r,nofollow
 
 expect EISDIR unlink "$M/ld"
