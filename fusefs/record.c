@@ -51,6 +51,13 @@ static size_t cfs_record_ring_size(void)
 	return (size_t)v;
 }
 
+/* A recording's room for what replies show goes with it. */
+static void cfs_record_unseen(struct cfs_daemon *d)
+{
+	free(d->record_seen);
+	d->record_seen = NULL;
+}
+
 int cfs_record_prepare(struct cfs_daemon *d, const char *file, bool replace)
 {
 	int err;
@@ -63,8 +70,7 @@ int cfs_record_prepare(struct cfs_daemon *d, const char *file, bool replace)
 	err = cfs_recorder_open(&d->recorder, file, cfs_record_ring_size(), replace);
 	if (err) {
 		d->recorder = NULL;
-		free(d->record_seen);
-		d->record_seen = NULL;
+		cfs_record_unseen(d);
 	}
 	return err;
 }
@@ -76,8 +82,7 @@ int cfs_record_begin(struct cfs_daemon *d)
 	if (err) {
 		cfs_recorder_close(d->recorder, NULL);
 		d->recorder = NULL;
-		free(d->record_seen);
-		d->record_seen = NULL;
+		cfs_record_unseen(d);
 	}
 	return err;
 }
@@ -97,8 +102,7 @@ int cfs_record_stop(struct cfs_daemon *d)
 	d->record_last_file = g_strdup(cfs_recorder_file(d->recorder));
 	cfs_recorder_close(d->recorder, &d->record_last);
 	d->recorder = NULL;
-	free(d->record_seen);
-	d->record_seen = NULL;
+	cfs_record_unseen(d);
 	return 0;
 }
 
