@@ -1,6 +1,6 @@
 /*
  * chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]
- * chainfsctl replay FILE MOUNTPOINT
+ * chainfsctl replay [--errno-only] FILE MOUNTPOINT
  * Sends one request to a chainfs daemon's control socket and prints its answer readably
  * (or as the raw JSON line with --json). Exit status: 0, or 1 on an error reply (and when a
  * `resolve` walk fails, as namei does), 2 on a usage or connection problem.
@@ -338,7 +338,8 @@ static gchar *request_of(char **argv, int n)
 static void print_usage(FILE *f)
 {
 	fprintf(f, "usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
-		   "       chainfsctl replay FILE MOUNTPOINT  (a recording's syscalls again)\n"
+		   "       chainfsctl replay [--errno-only] FILE MOUNTPOINT  (a recording's "
+		   "syscalls again)\n"
 		   "commands:\n");
 	for (size_t i = 0; i < sizeof(cfs_commands) / sizeof(cfs_commands[0]); i++)
 		fprintf(f, "  %s%s%s\n", cfs_commands[i][0], *cfs_commands[i][1] ? " " : "",
@@ -355,6 +356,16 @@ static int usage(const char *why)
 		fprintf(stderr, "chainfsctl: %s\n", why);
 	print_usage(stderr);
 	return 2;
+}
+
+/* replay [--errno-only] FILE MOUNTPOINT */
+static int replay_main(int argc, char **argv)
+{
+	bool errno_only = argc > 0 && strcmp(argv[0], "--errno-only") == 0;
+
+	if (argc - errno_only != 2)
+		return usage("usage: chainfsctl replay [--errno-only] FILE MOUNTPOINT");
+	return cfs_replay(argv[errno_only], argv[errno_only + 1], errno_only);
 }
 
 /* Is DIR a chainfs mount? (/proc/self/mounts escapes spaces and such as \ooo) */
@@ -435,8 +446,7 @@ int main(int argc, char **argv)
 	if (!sock && i >= argc)
 		return usage("missing MOUNTPOINT (or -s SOCKET)");
 	if (!sock && strcmp(argv[i], "replay") == 0)
-		return argc - i == 3 ? cfs_replay(argv[i + 1], argv[i + 2])
-				     : usage("usage: chainfsctl replay FILE MOUNTPOINT");
+		return replay_main(argc - i - 1, argv + i + 1);
 	if (!sock)
 		mnt = argv[i++];
 	for (; i < argc && argv[i][0] == '-'; i++)

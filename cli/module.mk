@@ -7,5 +7,6 @@ $(BUILD)/chainfs-sweep: $(BUILD)/cli/sweep.o $(BUILD)/fusefs/ctlpath.o $(BUILD)/
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
 $(BUILD)/chainfsctl: $(BUILD)/cli/chainfsctl.o $(BUILD)/fusefs/ctlpath.o \
 	$(BUILD)/cli/replay.o $(BUILD)/cli/replay_line.o $(BUILD)/cli/replay_at.o \
+	$(BUILD)/cli/replay_seen.o \
 	$(BUILD)/fusefs/errname.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)

@@ -9,7 +9,9 @@
  * answered itself (their result is null). Every path is walked with MNT as its root
  * (replay_at.c); a line whose path is not one a recorder writes (a "..") is refused and
  * counted. A line that is not a recorded request (replay_line.c) stops the replay with its
- * number.
+ * number. A result differs when its errno does, or (unless --errno-only) what it showed
+ * does: a recording of format 2 says what each lookup, getattr, readlink and listing showed
+ * its caller (replay_seen.c).
  */
 #include "errname.h"
 #include "replay.h"
@@ -115,15 +117,36 @@ static void replay_refused(struct replay_op *r, const struct replay_line *l, int
 	g_free(to);
 }
 
-/* Replay L into its operation's counters. */
-static void replay_count(GHashTable *ops, const struct replay_line *l, int mntfd)
+/* What one replay keeps from line to line. */
+struct replay_run {
+	GHashTable *ops; /* name -> struct replay_op */
+	struct replay_memory *mem;
+	int mntfd;
+	bool errno_only; /* --errno-only: what replies showed is not compared */
+};
+
+static void replay_differ(struct replay_op *r, const struct replay_line *l, const char *why)
 {
-	struct replay_op *r = replay_op_of(ops, l->op);
+	if (r->differ++ >= REPLAY_SHOW_DIFFS)
+		return;
+	char *p = replay_shown(l->path);
+	g_string_append_printf(r->diffs, "  %s %s: %s\n", l->op, p, why);
+	g_free(p);
+}
+
+/* Replay L into its operation's counters: a result differs by its errno, or else by what it
+ * showed (replay_seen.c). */
+static void replay_count(struct replay_run *run, const struct replay_line *l)
+{
+	struct replay_op *r = replay_op_of(run->ops, l->op);
+	struct replay_seen seen = {0};
 	uint64_t t0 = now_ns();
-	int got = l->err < 0 ? REPLAY_SKIPPED : replay_at(mntfd, l);
+	int got = l->err < 0 ? REPLAY_SKIPPED : replay_at(run->mntfd, l, &seen);
 	uint64_t ours = now_ns() - t0;
 	int want = replay_expected(l->op, l->err);
+	char *why = run->errno_only ? NULL : replay_seen_differs(run->mem, l, got, &seen);
 
+	replay_seen_clear(&seen);
 	if (got == REPLAY_SKIPPED) {
 		r->skipped++;
 	} else if (got < 0) {
@@ -132,13 +155,15 @@ static void replay_count(GHashTable *ops, const struct replay_line *l, int mntfd
 		r->replayed++;
 		g_array_append_val(r->rec_ns, l->ns);
 		g_array_append_val(r->our_ns, ours);
-		if (got == want || r->differ++ >= REPLAY_SHOW_DIFFS)
-			return;
-		char *p = replay_shown(l->path);
-		g_string_append_printf(r->diffs, "  %s %s: recorded %s, replayed %s\n", l->op, p,
-				       err_name(want), err_name(got));
-		g_free(p);
+		if (got != want) {
+			g_free(why);
+			why = g_strdup_printf("recorded %s, replayed %s", err_name(want),
+					      err_name(got));
+		}
+		if (why)
+			replay_differ(r, l, why);
 	}
+	g_free(why);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -207,7 +232,7 @@ static int replay_open_mnt(const char *mnt)
 }
 
 /* Each line of F in turn; a line that is not a recorded request stops it with its number. */
-static int replay_lines(FILE *f, const char *file, GHashTable *ops, int mntfd)
+static int replay_lines(FILE *f, const char *file, struct replay_run *run)
 {
 	struct replay_line l;
 	char *line = NULL, why[128];
@@ -222,7 +247,7 @@ static int replay_lines(FILE *f, const char *file, GHashTable *ops, int mntfd)
 		if (rc)
 			fprintf(stderr, "chainfsctl: replay: %s:%ld: %s\n", file, n, why);
 		else
-			replay_count(ops, &l, mntfd);
+			replay_count(run, &l);
 		if (!rc)
 			replay_line_clear(&l);
 	}
@@ -234,23 +259,29 @@ static int replay_lines(FILE *f, const char *file, GHashTable *ops, int mntfd)
 	return rc;
 }
 
-int cfs_replay(const char *file, const char *mnt)
+int cfs_replay(const char *file, const char *mnt, bool errno_only)
 {
-	GHashTable *ops = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, replay_op_free);
+	struct replay_run run = {
+	    .ops = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, replay_op_free),
+	    .mem = replay_memory_new(),
+	    .mntfd = -1,
+	    .errno_only = errno_only,
+	};
 	FILE *f = fopen(file, "re");
-	int mntfd = -1, rc = REPLAY_UNUSABLE;
+	int rc = REPLAY_UNUSABLE;
 
 	if (!f)
 		fprintf(stderr, "chainfsctl: replay: %s: %s\n", file, strerror(errno));
-	if (!f || (mntfd = replay_open_mnt(mnt)) < 0)
+	if (!f || (run.mntfd = replay_open_mnt(mnt)) < 0)
 		goto out;
-	if (replay_lines(f, file, ops, mntfd) == 0)
-		rc = replay_report(ops);
+	if (replay_lines(f, file, &run) == 0)
+		rc = replay_report(run.ops);
 out:
-	if (mntfd >= 0)
-		close(mntfd);
+	if (run.mntfd >= 0)
+		close(run.mntfd);
 	if (f)
 		fclose(f);
-	g_hash_table_destroy(ops);
+	replay_memory_free(run.mem);
+	g_hash_table_destroy(run.ops);
 	return rc;
 }

@@ -107,27 +107,39 @@ static int err_of(long rc)
 	return rc < 0 ? errno : 0;
 }
 
-static int at_lstat(int dfd, const char *name, const struct replay_line *l, int mntfd)
+static int at_lstat(int dfd, const char *name, const struct replay_line *l, int mntfd,
+		    struct replay_seen *seen)
 {
 	struct stat st;
 
-	return err_of(fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW));
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno;
+	seen->kind = replay_kind_letter(st.st_mode);
+	seen->size = st.st_size;
+	return 0;
 }
 
-static int at_readlink(int dfd, const char *name, const struct replay_line *l, int mntfd)
+static int at_readlink(int dfd, const char *name, const struct replay_line *l, int mntfd,
+		       struct replay_seen *seen)
 {
-	char buf[PATH_MAX];
+	ssize_t n = readlinkat(dfd, name, seen->body, sizeof(seen->body) - 1);
 
-	return err_of(readlinkat(dfd, name, buf, sizeof(buf)));
+	if (n < 0)
+		return errno;
+	seen->body[n] = '\0';
+	seen->has_body = true;
+	return 0;
 }
 
 /* Never a set-id bit from a recording: a file replay makes is empty, but root's all the same */
-static int at_mkdir(int dfd, const char *name, const struct replay_line *l, int mntfd)
+static int at_mkdir(int dfd, const char *name, const struct replay_line *l, int mntfd,
+		    struct replay_seen *seen)
 {
 	return err_of(mkdirat(dfd, name, (mode_t)l->mode & 01777));
 }
 
-static int at_create(int dfd, const char *name, const struct replay_line *l, int mntfd)
+static int at_create(int dfd, const char *name, const struct replay_line *l, int mntfd,
+		     struct replay_seen *seen)
 {
 	int fd = openat(dfd, name, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC,
 			(mode_t)l->mode & 0777);
@@ -138,22 +150,26 @@ static int at_create(int dfd, const char *name, const struct replay_line *l, int
 	return 0;
 }
 
-static int at_symlink(int dfd, const char *name, const struct replay_line *l, int mntfd)
+static int at_symlink(int dfd, const char *name, const struct replay_line *l, int mntfd,
+		      struct replay_seen *seen)
 {
 	return err_of(symlinkat(l->target, dfd, name));
 }
 
-static int at_unlink(int dfd, const char *name, const struct replay_line *l, int mntfd)
+static int at_unlink(int dfd, const char *name, const struct replay_line *l, int mntfd,
+		     struct replay_seen *seen)
 {
 	return err_of(unlinkat(dfd, name, 0));
 }
 
-static int at_rmdir(int dfd, const char *name, const struct replay_line *l, int mntfd)
+static int at_rmdir(int dfd, const char *name, const struct replay_line *l, int mntfd,
+		    struct replay_seen *seen)
 {
 	return err_of(unlinkat(dfd, name, AT_REMOVEDIR));
 }
 
-static int at_rename(int dfd, const char *name, const struct replay_line *l, int mntfd)
+static int at_rename(int dfd, const char *name, const struct replay_line *l, int mntfd,
+		     struct replay_seen *seen)
 {
 	const char *toname;
 	int tfd, err = replay_parent(mntfd, l->to, &tfd, &toname);
@@ -167,34 +183,55 @@ static int at_rename(int dfd, const char *name, const struct replay_line *l, int
 
 /* ---- on a node ---- */
 
-static int on_read(int fd)
+static int on_read(int fd, struct replay_seen *seen)
 {
 	char buf[4096];
 
 	return err_of(read(fd, buf, sizeof(buf)));
 }
 
-static int on_open(int fd)
+static int on_open(int fd, struct replay_seen *seen)
 {
 	return 0;
 }
 
-static int on_list(int fd)
+/* A kind the directory does not give (DT_UNKNOWN) is asked of the entry itself. */
+static char dirent_kind(int fd, const struct dirent64 *de)
+{
+	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return replay_kind_letter((unsigned)de->d_type << 12); /* a DT_ is S_IF >> 12 */
+	if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return '?';
+	return replay_kind_letter(st.st_mode);
+}
+
+/* The whole listing, its names and kinds into SEEN ("." and ".." left out, as recorded). */
+static int on_list(int fd, struct replay_seen *seen)
 {
 	char buf[32768];
 	long n;
 
-	while ((n = getdents64(fd, buf, sizeof(buf))) > 0)
-		;
+	seen->listing = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	while ((n = getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < n;) {
+			const struct dirent64 *de = (const void *)(buf + at);
+			if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+				g_hash_table_replace(seen->listing, g_strdup(de->d_name),
+						     GINT_TO_POINTER(dirent_kind(fd, de)));
+			at += de->d_reclen;
+		}
+	}
 	return err_of(n);
 }
 
-static int on_access(int fd)
+static int on_access(int fd, struct replay_seen *seen)
 {
 	return err_of(faccessat(fd, "", F_OK, AT_EMPTY_PATH));
 }
 
-static int on_statfs(int fd)
+static int on_statfs(int fd, struct replay_seen *seen)
 {
 	struct statfs sf;
 
@@ -210,8 +247,9 @@ enum replay_needs { NEEDS_NONE, NEEDS_MODE, NEEDS_TARGET, NEEDS_TO };
 /* Each operation replay makes: on a name (AT) or on the node opened with FLAGS (ON). */
 static const struct replay_verb {
 	const char *op;
-	int (*at)(int dfd, const char *name, const struct replay_line *l, int mntfd);
-	int (*on)(int fd);
+	int (*at)(int dfd, const char *name, const struct replay_line *l, int mntfd,
+		  struct replay_seen *seen);
+	int (*on)(int fd, struct replay_seen *seen);
 	int flags;
 	enum replay_needs needs; /* without it the line is skipped */
 } replay_verbs[] = {
@@ -247,7 +285,8 @@ static const struct replay_verb *replay_verb_of(const struct replay_line *l)
 	return NULL;
 }
 
-static int replay_node(int mntfd, const struct replay_verb *v, const char *p)
+static int replay_node(int mntfd, const struct replay_verb *v, const char *p,
+		       struct replay_seen *seen)
 {
 	if (!replay_canonical(p))
 		return REPLAY_NOT_BENEATH;
@@ -256,12 +295,12 @@ static int replay_node(int mntfd, const struct replay_verb *v, const char *p)
 		return REPLAY_LEAVES;
 	if (fd < 0)
 		return -fd;
-	int err = v->on(fd);
+	int err = v->on(fd, seen);
 	close(fd);
 	return err;
 }
 
-int replay_at(int mntfd, const struct replay_line *l)
+int replay_at(int mntfd, const struct replay_line *l, struct replay_seen *seen)
 {
 	const struct replay_verb *v = replay_verb_of(l);
 	const char *name;
@@ -270,11 +309,11 @@ int replay_at(int mntfd, const struct replay_line *l)
 	if (!v)
 		return REPLAY_SKIPPED;
 	if (v->on)
-		return replay_node(mntfd, v, l->path);
+		return replay_node(mntfd, v, l->path, seen);
 	err = replay_parent(mntfd, l->path, &dfd, &name);
 	if (err)
 		return err;
-	err = v->at(dfd, name, l, mntfd);
+	err = v->at(dfd, name, l, mntfd, seen);
 	close(dfd);
 	return err;
 }

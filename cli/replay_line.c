@@ -23,10 +23,12 @@ static const struct {
 	const char *name;
 	enum replay_kind kind;
 } replay_members[] = {
-    {"op", K_STR},     {"path", K_STR},	  {"path_hex", K_STR},	    {"to", K_STR},
-    {"to_hex", K_STR}, {"target", K_STR}, {"errno", K_INT_OR_NULL}, {"result", K_RESULT},
-    {"ns", K_INT},     {"mode", K_INT},	  {"t_ns", K_INT},	    {"nodeid", K_INT},
-    {"pid", K_INT},
+    {"op", K_STR},	    {"path", K_STR},   {"path_hex", K_STR},	 {"to", K_STR},
+    {"to_hex", K_STR},	    {"target", K_STR}, {"errno", K_INT_OR_NULL}, {"result", K_RESULT},
+    {"ns", K_INT},	    {"mode", K_INT},   {"t_ns", K_INT},		 {"nodeid", K_INT},
+    {"pid", K_INT},	    {"v", K_INT},      {"kind", K_STR},		 {"size", K_INT},
+    {"offset", K_INT},	    {"body", K_STR},   {"body_hex", K_STR},	 {"entries", K_STR},
+    {"entries_hex", K_STR},
 };
 
 static const char *const replay_kind_names[] = {
@@ -133,6 +135,53 @@ static bool replay_op_name_ok(const char *op)
 	       strspn(op, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
 }
 
+static bool replay_letter_ok(char k)
+{
+	return k && strchr("dlfpscb?", k);
+}
+
+/* "" or K:NAME/K:NAME..., each NAME not empty (record.h). */
+static bool replay_entries_ok(const char *s)
+{
+	while (*s) {
+		size_t n = strcspn(s, "/");
+		if (n < 3 || s[1] != ':' || !replay_letter_ok(s[0]))
+			return false;
+		s += n;
+		if (*s && !*++s)
+			return false; /* a trailing '/' */
+	}
+	return true;
+}
+
+/* Version 2's members: what the reply showed. NULL or the reason. */
+static const char *replay_fill_shown(JsonObject *o, struct replay_line *l)
+{
+	if (json_object_has_member(o, "v")) {
+		gint64 v = json_object_get_int_member(o, "v");
+		if (v < 1)
+			return "\"v\" is not a format version";
+		if (v > REPLAY_VERSION_MAX)
+			return "recorded in a newer format (\"v\" above 2) than this replay reads";
+		l->version = (int)v;
+	}
+	if (json_object_has_member(o, "kind")) {
+		const char *k = json_object_get_string_member(o, "kind");
+		if (strlen(k) != 1 || !replay_letter_ok(k[0]))
+			return "\"kind\" is not one of d l f p s c b ?";
+		l->kind = k[0];
+	}
+	if (json_object_has_member(o, "size"))
+		l->size = json_object_get_int_member(o, "size");
+	if (json_object_has_member(o, "offset"))
+		l->offset = json_object_get_int_member(o, "offset");
+	if (replay_string(o, "body", &l->body) || replay_string(o, "entries", &l->entries))
+		return "a *_hex member is not hex digits of non-NUL bytes";
+	if (l->entries && !replay_entries_ok(l->entries))
+		return "\"entries\" is not K:NAME/K:NAME...";
+	return NULL;
+}
+
 /* The members' values into L, once their kinds are known to be right; NULL or the reason. */
 static const char *replay_fill(JsonObject *o, struct replay_line *l)
 {
@@ -160,7 +209,7 @@ static const char *replay_fill(JsonObject *o, struct replay_line *l)
 		return "a recorded request has \"path\" or \"path_hex\"";
 	if (json_object_has_member(o, "target"))
 		l->target = g_strdup(json_object_get_string_member(o, "target"));
-	return NULL;
+	return replay_fill_shown(o, l);
 }
 
 int replay_line_parse(const char *line, size_t len, struct replay_line *l, char *why, size_t whylen)
@@ -170,7 +219,7 @@ int replay_line_parse(const char *line, size_t len, struct replay_line *l, char 
 	const char *bad = NULL, *name;
 	enum replay_kind kind;
 
-	*l = (struct replay_line){.mode = -1};
+	*l = (struct replay_line){.mode = -1, .version = 1, .size = -1, .offset = -1};
 	if (!replay_flat(line, len))
 		bad = "nested objects or arrays: not a recorded request";
 	else if (len > G_MAXSSIZE || !json_parser_load_from_data(p, line, (gssize)len, NULL))
@@ -199,5 +248,7 @@ void replay_line_clear(struct replay_line *l)
 	g_free(l->path);
 	g_free(l->to);
 	g_free(l->target);
-	l->path = l->to = l->target = NULL;
+	g_free(l->body);
+	g_free(l->entries);
+	l->path = l->to = l->target = l->body = l->entries = NULL;
 }

@@ -27,6 +27,7 @@ struct cfs_paths;
 struct cfs_notifier;
 struct cfs_faults;
 struct cfs_transport;
+struct cfs_record_seen;
 
 #define CFS_VERSION "0.1.0"
 
@@ -114,6 +115,7 @@ struct cfs_daemon {
 	struct cfs_recorder *recorder;
 	struct cfs_record_stats record_last;
 	char *record_last_file;
+	struct cfs_record_seen *record_seen; /* what the reply being sent shows, while recording */
 	int reply_errno; /* the errno the request being served was answered with, 0: none */
 	/* The resolver's budget for the request being served (rs_ctx.budget): every walk it
 	 * makes (a listing makes one per link) draws on it, so no request holds the loop for

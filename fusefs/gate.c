@@ -134,6 +134,8 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	size_t kept = d->recorder ? MIN(buf->size, sizeof(copy)) : 0;
 
 	memcpy(copy, buf->mem, kept);
+	if (d->recorder && buf->size >= sizeof(*in))
+		cfs_record_expect(d, in);
 	if (!faults || !cfs_fault_answer(d, in, op, buf->size)) {
 		fuse_session_process_buf(d->se, buf);
 		/* while rules stand, what the kernel keeps of an answer goes, so the next

@@ -67,6 +67,7 @@ SHELL_TESTS += tests/sweep.sh
 SHELL_TESTS += tests/mount_sparse.sh
 SHELL_TESTS += tests/demo_output.sh
 SHELL_TESTS += tests/mount_broken.sh
+SHELL_TESTS += tests/mount_server_links.sh
 SHELL_TESTS += tests/mount_loops.sh
 SHELL_TESTS += tests/mount_meta.sh
 SHELL_TESTS += tests/mount_types.sh

@@ -204,6 +204,12 @@ void cfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino
 	cfs_coherence_reply_err(d, req);
 }
 
+/* What a SETATTR may change besides times. */
+#define CFS_SETATTR_CHANGES                                                                        \
+	(FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID | FUSE_SET_ATTR_SIZE)
+
+/* The times TO_SET names. One that sets nothing (chown(f, -1, -1): the kernel sends the
+ * SETATTR all the same) still marks a change, as tmpfs does: ctime moves. */
 static int cfs_setattr_times(struct cfs_daemon *d, uint32_t node, const struct stat *attr,
 			     int to_set)
 {
@@ -219,7 +225,7 @@ static int cfs_setattr_times(struct cfs_daemon *d, uint32_t node, const struct s
 		mt = (to_set & FUSE_SET_ATTR_MTIME_NOW) ? now : attr->st_mtim;
 		m = &mt;
 	}
-	if (!a && !m)
+	if (!a && !m && (to_set & CFS_SETATTR_CHANGES))
 		return 0;
 	return cfs_tree_set_times(d->tree, node, a, m, &now);
 }

@@ -100,6 +100,10 @@ enum cfs_op { CFS_OPS(CFS_OP_ENUM) CFS_OP_MAX };
 
 /* The op of a kernel opcode; CFS_OP_MAX for one chainfs does not count by name. */
 enum cfs_op cfs_op_of_opcode(uint32_t opcode);
+/* The kernel's name for an opcode chainfs serves no handler for (statx, setxattr, getlk,
+ * ...), in the lower case of cfs_op_names, as far as Linux 6.18 defines them (53); NULL for
+ * any other. The recording names such requests by it. */
+const char *cfs_opcode_name(uint32_t opcode);
 /* The entry name a request of SIZE bytes (header included) carries (lookup, mknod, mkdir,
  * create, symlink, link, unlink, rmdir, rename: the old one), or NULL: none, or malformed. */
 const char *cfs_request_name(const struct fuse_in_header *in, size_t size);

@@ -5,12 +5,19 @@
  * file. A line that does not fit is dropped and counted, so a slow disk costs lines, never
  * the loop's time.
  *
- * A line: {"t_ns":MONOTONIC,"op":"lookup","nodeid":N,"pid":P,"path":"/a/b","result":0 or
- * "ENOENT","errno":0 or N,"ns":DAEMON_LATENCY} plus, where the request carries them,
- * "to" (rename's new path), "target" (symlink's) and "mode" (mkdir, mknod, create).
+ * A line: {"v":2,"t_ns":MONOTONIC,"op":"lookup","nodeid":N,"pid":P,"path":"/a/b","result":0
+ * or "ENOENT","errno":0 or N,"ns":DAEMON_LATENCY} plus, where the request carries them,
+ * "to" (rename's new path), "target" (symlink's), "mode" (mkdir, mknod, create) and "offset"
+ * (readdir, readdirplus); and what a successful reply showed the caller: "kind" and "size"
+ * (lookup, getattr), "body" (readlink), "entries" (readdir, readdirplus: "K:NAME/K:NAME...",
+ * "." and ".." left out). A kind is one letter: d l f p s c b (directory, link, regular
+ * file, fifo, socket, character and block device).
+ * "v" is the format's version: 2 since the reply's members came; a line without it is
+ * version 1 (errnos only), which replay still reads.
  * Opcodes chainfs has no handler for (statx, ...) are answered by libfuse itself, unseen:
- * their result and errno are null.
- * A path that is not UTF-8 is given as "path_hex" (and "to_hex") instead.
+ * their result and errno are null; they are named as the kernel names them
+ * (cfs_opcode_name), or opcode_N.
+ * A string that is not UTF-8 is given as KEY_hex ("path_hex", "to_hex", ...) instead.
  */
 #ifndef CHAINFS_RECORD_H
 #define CHAINFS_RECORD_H
@@ -21,11 +28,20 @@
 
 struct cfs_daemon;
 struct cfs_recorder;
+struct fuse_in_header;
+struct iovec;
 
 /* The ring's default size: about 20,000 lines of a short path, a few seconds of a busy
  * `find` even if the disk stalls; CHAINFS_RECORD_RING=BYTES overrides it (tests make it tiny
  * to see lines dropped). */
 enum { CFS_RECORD_RING_DEFAULT = 4 << 20, CFS_RECORD_RING_MAX = 1 << 30 };
+
+enum {
+	CFS_RECORD_VERSION = 2,
+	/* a listing's entries kept per line, as "K:NAME/" each: a reply of more (a kernel may
+	 * ask for 128 KiB at once) is recorded without them, and replay compares its errno */
+	CFS_RECORD_ENTRIES_MAX = 32 << 10,
+};
 
 /* One request, as the loop saw it. Strings are borrowed for the call. */
 struct cfs_record_entry {
@@ -35,6 +51,11 @@ struct cfs_record_entry {
 	int err; /* the reply's errno, 0 for success, -1 unknown (result and errno null) */
 	const char *path, *to, *target;
 	int mode; /* -1: none */
+	/* what the reply showed; 0 or NULL where it did not, or the op shows none */
+	char kind;
+	bool has_size, has_offset;
+	uint64_t size, offset;
+	const char *body, *entries;
 };
 
 struct cfs_record_stats {
@@ -78,5 +99,10 @@ void cfs_record_status(const struct cfs_daemon *d, struct cfs_record_stats *s, c
  * request as it arrived, T0 its arrival; the reply's errno is d->reply_errno, which this
  * resets for the next request. Costs one test when no recording runs. */
 void cfs_record_request(struct cfs_daemon *d, const void *buf, size_t size, uint64_t t0);
+/* Called by the gate before it serves the request IN (while a recording runs), and by the
+ * transport for every reply it sends (transport.c): the reply to IN is read for what it
+ * shows (kind, size, link body, listing), which cfs_record_request then writes. */
+void cfs_record_expect(struct cfs_daemon *d, const struct fuse_in_header *in);
+void cfs_record_reply(struct cfs_daemon *d, const struct iovec *iov, int count);
 
 #endif

@@ -21,8 +21,9 @@
 #include <unistd.h>
 
 enum {
-	/* three paths of 4096 bytes, each control byte escaped as \u00XX, and the numbers */
-	CFS_RECORD_LINE_MAX = 3 * 6 * 4096 + 512,
+	/* three paths and a link body of 4096 bytes and a listing, each control byte escaped as
+	 * \u00XX, and the numbers */
+	CFS_RECORD_LINE_MAX = 4 * 6 * 4096 + 6 * CFS_RECORD_ENTRIES_MAX + 512,
 	/* the writer looks at the ring this often even when the loop does not wake it */
 	CFS_RECORD_PERIOD_MS = 20,
 };
@@ -270,8 +271,9 @@ static void cfs_format(struct cfs_recorder *r, const struct cfs_record_entry *e)
 	const char *name = cfs_errno_name(e->err);
 
 	r->len = 0;
-	cfs_putf(r, "{\"t_ns\":%llu,\"op\":\"%s\",\"nodeid\":%llu,\"pid\":%u",
-		 (unsigned long long)e->t_ns, e->op, (unsigned long long)e->nodeid, e->pid);
+	cfs_putf(r, "{\"v\":%d,\"t_ns\":%llu,\"op\":\"%s\",\"nodeid\":%llu,\"pid\":%u",
+		 CFS_RECORD_VERSION, (unsigned long long)e->t_ns, e->op,
+		 (unsigned long long)e->nodeid, e->pid);
 	cfs_put_str(r, "path", e->path ? e->path : "");
 	if (e->err < 0)
 		cfs_putf(r, ",\"result\":null,\"errno\":null");
@@ -286,6 +288,16 @@ static void cfs_format(struct cfs_recorder *r, const struct cfs_record_entry *e)
 		cfs_put_str(r, "target", e->target);
 	if (e->mode >= 0)
 		cfs_putf(r, ",\"mode\":%d", e->mode);
+	if (e->has_offset)
+		cfs_putf(r, ",\"offset\":%llu", (unsigned long long)e->offset);
+	if (e->kind)
+		cfs_putf(r, ",\"kind\":\"%c\"", e->kind);
+	if (e->has_size)
+		cfs_putf(r, ",\"size\":%llu", (unsigned long long)e->size);
+	if (e->body)
+		cfs_put_str(r, "body", e->body);
+	if (e->entries)
+		cfs_put_str(r, "entries", e->entries);
 	cfs_put(r, "}\n", 2);
 }
 

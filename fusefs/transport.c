@@ -508,6 +508,7 @@ static ssize_t cfs_io_writev(int fd, struct iovec *iov, int count, void *userdat
 
 	if (count < 1 || iov[0].iov_len < sizeof(*oh) || oh->unique == 0)
 		return writev(fd, iov, count);
+	cfs_record_reply(d, iov, count); /* what the caller is shown, while recording */
 	if (t->init_pending && oh->unique == t->init_unique)
 		return cfs_io_init_reply(t, fd, iov, count);
 	e = t->uring_live ? cfs_ring_find(t, oh->unique) : NULL;

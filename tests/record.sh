@@ -68,6 +68,10 @@ for want in [("lookup", "/no-such-name", "ENOENT"), ("readlink", "/chains/5", 0)
     assert want in ops, want
 assert any(l["op"] == "rename" and l.get("to") == "/scratch/g" for l in lines)
 assert any(l["op"] == "symlink" and l.get("target") == "../README" for l in lines)
+# format 2: every line says so; opcodes chainfs does not serve go by the kernel's name
+assert all(l["v"] == 2 for l in lines)
+assert not [l for l in lines if l["op"].startswith("opcode_")], "an unnamed opcode"
+assert any(l["op"] == "statx" and l["errno"] is None for l in lines), "stat's statx"
 PY
 
 # --- replays ----------------------------------------------------------------------------------
@@ -116,6 +120,81 @@ check "the second recording holds the stat" grep -q '"path":"/chains/5"' "$T/sec
 check "a file that cannot be made is an error" not ctl record start /nonexistent/dir/f 2>/dev/null
 out=$(ctl record)
 check "record without arguments: the last one" has "$out" "second.jsonl"
+
+# --- what the caller was shown: a link's body, a listing, a size --------------------------------
+# Recorded on $M, replayed onto a mount of the same tree, then onto that mount changed one way
+# at a time: each change is a difference, named; put back, none.
+seen_tree() { mkdir "$1/w" && echo abc >"$1/w/f" && ln -s f "$1/w/l"; }
+seen_tree "$M"
+ctl drop >/dev/null
+ctl record start "$T/seen.jsonl" >/dev/null
+readlink "$M/w/l" >/dev/null
+stat "$M/w/f" >/dev/null
+ls "$M/w" >/dev/null
+ctl record stop >/dev/null
+check "the recording holds the body, the size and the listing" python3 - "$T/seen.jsonl" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert {"op": "readlink", "path": "/w/l", "body": "f"}.items() <= \
+    next(l for l in lines if l["op"] == "readlink").items()
+assert any(l["op"] == "lookup" and l["path"] == "/w/f" and l["kind"] == "f" and l["size"] == 4
+           for l in lines)
+chunks = [l for l in lines if l["op"] in ("readdir", "readdirplus") and l["path"] == "/w"]
+assert chunks[0]["offset"] == 0 and chunks[-1]["entries"] == "", chunks
+assert sorted("/".join(c["entries"] for c in chunks if c["entries"]).split("/")) == ["f:f", "l:l"]
+PY
+S2=$T/seen
+mount_cfs "$S2" || fail "mount seen"
+seen_tree "$S2"
+replay "$T/seen.jsonl" "$S2"
+check "the same tree: no difference (exit 0)" test "$rc" -eq 0
+ln -sfn g "$S2/w/l"
+replay "$T/seen.jsonl" "$S2"
+check "another link body: a difference (exit 1)" test "$rc" -eq 1
+check "... naming the body" has "$out" 'readlink /w/l: body: recorded "f", replayed "g"'
+replay_errno_only() {
+	out=$(timeout 120 "$CTL" replay --errno-only "$1" "$2")
+	rc=$?
+}
+replay_errno_only "$T/seen.jsonl" "$S2"
+check "... which --errno-only does not compare (exit 0)" test "$rc" -eq 0
+ln -sfn f "$S2/w/l"
+echo abcdef >"$S2/w/f"
+replay "$T/seen.jsonl" "$S2"
+check "another size: a difference (exit 1)" test "$rc" -eq 1
+check "... naming the size" has "$out" "lookup /w/f: size: recorded 4, replayed 7"
+echo abc >"$S2/w/f"
+touch "$S2/w/extra"
+replay "$T/seen.jsonl" "$S2"
+check "one more name listed: a difference (exit 1)" test "$rc" -eq 1
+check "... as extra" has "$out" '/w: entry "extra": recorded none, replayed file'
+rm "$S2/w/extra"
+rm "$S2/w/f" && mkdir "$S2/w/f"
+replay "$T/seen.jsonl" "$S2"
+check "an entry of another kind: a difference (exit 1)" test "$rc" -eq 1
+check "... in the listing" has "$out" '/w: entry "f": recorded file, replayed directory'
+check "... and in the lookup" has "$out" "lookup /w/f: kind: recorded file, replayed directory"
+rmdir "$S2/w/f" && echo abc >"$S2/w/f"
+replay "$T/seen.jsonl" "$S2"
+check "put back: no difference again" test "$rc" -eq 0
+# a recording of format 1 (no "v", errnos only) still replays: nothing else to compare
+python3 - "$T/seen.jsonl" >"$T/seen1.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    l = json.loads(line)
+    for k in ("v", "kind", "size", "offset", "body", "entries"):
+        l.pop(k, None)
+    print(json.dumps(l, separators=(",", ":")))
+PY
+ln -sfn g "$S2/w/l"
+replay "$T/seen1.jsonl" "$S2"
+check "format 1 replays, its errnos the same (exit 0)" test "$rc" -eq 0
+check "... readlink replayed" sh -c "printf '%s\n' \"\$1\" | awk '\$1 == \"readlink\" && \$2 == 1 { ok = 1 } END { exit !ok }'" - "$out"
+sed 's/^{"v":2,/{"v":3,/' "$T/seen.jsonl" >"$T/seen3.jsonl"
+out=$(timeout 120 "$CTL" replay "$T/seen3.jsonl" "$S2" 2>&1)
+check "a newer format is refused (exit 2)" test $? -eq 2
+check "... saying so" has "$out" "seen3.jsonl:1: recorded in a newer format"
+unmount_cfs "$S2"
 
 # --- the file: made new and 0600, never through a planted link ---------------------------------
 # root follows a symlink in a sticky world-writable directory only with fs.protected_symlinks=0:

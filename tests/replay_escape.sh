@@ -8,8 +8,8 @@
 # of the tree and of the host alike) replays onto a tmpfs holding the materialized copy with
 # MNT as the root: the copy gets x, the host does not.
 # Lines that are not recorded requests (a non-string op, JSON nested 100000 deep, missing
-# members, wrong types) stop replay with FILE:LINE: and status 2, never a crash, in the plain
-# and the ASan/UBSan build.
+# members, wrong types, format 2's members malformed or a newer format) stop replay with
+# FILE:LINE: and status 2, never a crash, in the plain and the ASan/UBSan build.
 . "$(dirname "$0")/lib.sh"
 
 ASAN_CTL=$ROOT/build-asan/chainfsctl
@@ -199,6 +199,23 @@ bad "a boolean as result" '{"op":"lookup","path":"/x","errno":0,"ns":1,"result":
 bad "odd hex" '{"op":"lookup","path_hex":"2f7","errno":0,"ns":1}' "hex"
 bad "hex that is not" '{"op":"lookup","path_hex":"2fzz","errno":0,"ns":1}' "hex"
 bad "a NUL in hex" '{"op":"unlink","path_hex":"2f00","errno":0,"ns":1}' "hex"
+# format 2's members: what the reply showed
+bad "format version 0" '{"v":0,"op":"lookup","path":"/x","errno":0,"ns":1}' '"v" is not'
+bad "a newer format" '{"v":3,"op":"lookup","path":"/x","errno":0,"ns":1}' "newer format"
+bad "a string as v" '{"v":"2","op":"lookup","path":"/x","errno":0,"ns":1}' '"v" is not'
+bad "a kind that is none" '{"v":2,"op":"lookup","path":"/x","errno":0,"ns":1,"kind":"x"}' \
+	'"kind" is not'
+bad "a negative size" '{"v":2,"op":"lookup","path":"/x","errno":0,"ns":1,"size":-1}' \
+	'"size" is not'
+bad "a number as body" '{"v":2,"op":"readlink","path":"/x","errno":0,"ns":1,"body":1}' \
+	'"body" is not'
+bad "a NUL in a body's hex" \
+	'{"v":2,"op":"readlink","path":"/x","errno":0,"ns":1,"body_hex":"6100"}' "hex"
+for e in "f" "x:a" "f:a/" "f:a//d:b" "/f:a" "f:"; do
+	bad "entries \"$e\"" \
+		"{\"v\":2,\"op\":\"readdir\",\"path\":\"/\",\"errno\":0,\"ns\":1,\"entries\":\"$e\"}" \
+		'"entries" is not'
+done
 bad "not JSON" '{"op":"lookup",' "not JSON"
 bad "an empty line" '' "not a JSON object"
 bad "an array" '["op"]' "not a JSON object"

@@ -74,11 +74,55 @@ START_TEST(test_a_line_is_json_with_the_errno_name)
 	cfs_recorder_add(r, &e);
 	cfs_recorder_close(r, NULL);
 	text = slurp(file, &len);
-	ck_assert_str_eq(text, "{\"t_ns\":1,\"op\":\"lookup\",\"nodeid\":3,\"pid\":4,"
+	ck_assert_str_eq(text, "{\"v\":2,\"t_ns\":1,\"op\":\"lookup\",\"nodeid\":3,\"pid\":4,"
 			       "\"path\":\"/a \\\"q\\\"\\u000a\",\"result\":\"ENOENT\",\"errno\":2,"
 			       "\"ns\":2}\n");
 	unlink(file);
 	g_free(file);
+	g_free(text);
+}
+END_TEST
+
+/* One line of E, as the file holds it (to be g_free()d). */
+static char *one_line(const struct cfs_record_entry *e)
+{
+	struct cfs_recorder *r;
+	char *file = tmp_file(), *text;
+
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 1 << 16, true), 0);
+	cfs_recorder_add(r, e);
+	cfs_recorder_close(r, NULL);
+	text = slurp(file, NULL);
+	unlink(file);
+	g_free(file);
+	return text;
+}
+
+START_TEST(test_what_the_reply_showed_follows_the_request)
+{
+	struct cfs_record_entry e = entry("/d");
+	char *text;
+
+	e.err = 0;
+	e.op = "readdirplus";
+	e.has_offset = true;
+	e.offset = 7;
+	e.entries = "d:a/l:b \"q\"";
+	text = one_line(&e);
+	ck_assert_str_eq(text, "{\"v\":2,\"t_ns\":1,\"op\":\"readdirplus\",\"nodeid\":3,\"pid\":4,"
+			       "\"path\":\"/d\",\"result\":0,\"errno\":0,\"ns\":2,\"offset\":7,"
+			       "\"entries\":\"d:a/l:b \\\"q\\\"\"}\n");
+	g_free(text);
+	e = entry("/l");
+	e.err = 0;
+	e.kind = 'l';
+	e.has_size = true;
+	e.size = 3;
+	e.body = "\xff";
+	text = one_line(&e);
+	ck_assert_msg(
+	    g_str_has_suffix(text, "\"ns\":2,\"kind\":\"l\",\"size\":3,\"body_hex\":\"ff\"}\n"),
+	    "%s", text);
 	g_free(text);
 }
 END_TEST
@@ -159,7 +203,7 @@ START_TEST(test_lines_cross_the_wrap_whole_and_in_order)
 	ck_assert_uint_eq(got, N * len);
 	for (int i = 0; i < N; i++) {
 		snprintf(path, sizeof(path), "/p%02d", i);
-		ck_assert(strstr(text + (size_t)i * len, path) == text + (size_t)i * len + 51);
+		ck_assert(strstr(text + (size_t)i * len, path) == text + (size_t)i * len + 57);
 	}
 	unlink(file);
 	g_free(file);
@@ -247,7 +291,7 @@ START_TEST(test_the_file_is_new_and_0600_unless_replace_is_asked)
 		ck_assert_msg(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600, "%s: mode %o",
 			      c->what, st.st_mode);
 		text = slurp(rec, NULL);
-		ck_assert_msg(g_str_has_prefix(text, "{\"t_ns\""), "%s: %s", c->what, text);
+		ck_assert_msg(g_str_has_prefix(text, "{\"v\":2,\"t_ns\""), "%s: %s", c->what, text);
 		g_free(text);
 	}
 	text = slurp(victim, NULL);
@@ -272,6 +316,7 @@ static Suite *record_suite(void)
 	TCase *tc = tcase_create("ring");
 
 	tcase_add_test(tc, test_a_line_is_json_with_the_errno_name);
+	tcase_add_test(tc, test_what_the_reply_showed_follows_the_request);
 	tcase_add_test(tc, test_lines_that_do_not_fit_are_dropped_and_counted);
 	tcase_add_test(tc, test_a_line_larger_than_the_ring_is_dropped);
 	tcase_add_test(tc, test_lines_cross_the_wrap_whole_and_in_order);
