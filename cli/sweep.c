@@ -447,7 +447,8 @@ static void sw_usage(FILE *f)
 		"                    rows are warm only: a copy has no cache of its own to drop)\n"
 		"  --csv=FILE        the results (default: stdout)\n"
 		"  --plot=FILE.png   ns per link against chain length, by mode (needs gnuplot)\n"
-		"  --chainfs=PATH    the daemon (default: chainfs beside this program)\n",
+		"  --chainfs=PATH    the daemon (default: chainfs beside this program)\n"
+		"  -h, --help        this text\n",
 		cfs_follow_names(modes, ','));
 }
 
