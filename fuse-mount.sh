@@ -16,6 +16,7 @@
 #                    fds, tree.*, ...), which are after's; a latency's quantiles are those
 #                    of its subtracted buckets, its max null
 #   fuse-mount.sh --pid MOUNTPOINT                      the pid of the daemon serving it
+#   fuse-mount.sh -h | --help                           this text (man chainfs-mount: more)
 #
 # Exit status: 0 when done; chainfs's own status when it refused to start (2 for a bad option
 # or spec); 1 for anything else that failed, with a message.

@@ -221,7 +221,8 @@ static int sw_path(const struct sw_target *t, const struct sw_cell *c, char *out
 	return n < (int)size ? 0 : -ENAMETOOLONG;
 }
 
-/* A walk's result for the CSV: "ok", the errno's name, else E<number>. */
+/* A walk's result for the CSV: "ok" or the errno's name (errname.c). A number the C library
+ * has no name for cannot come from these calls; should one, it reads E<number>. */
 static const char *sw_errname(int e)
 {
 	static char buf[16];
@@ -267,10 +268,13 @@ static int sw_cell(const struct sw_target *t, const struct sw_cell *c)
 	qsort(ns, reps, sizeof(*ns), sw_cmp);
 	uint64_t med = ns[reps / 2], p10 = ns[reps / 10], p90 = ns[(reps * 9) / 10];
 	unsigned long links = c->op == OP_READLINK ? 1 : c->n;
-	fprintf(t->csv, "%s,%s,%s,%lu,%s,%s,%u,%s,%llu,%llu,%llu,%.3f", t->fs, t->mode, c->kind,
-		c->n, sw_op_names[c->op], c->cold ? "cold" : "warm", reps,
+	fprintf(t->csv, "%s,%s,%s,%lu,%s,%s,%u,%s,%llu,%llu,%llu,", t->fs, t->mode, c->kind, c->n,
+		sw_op_names[c->op], c->cold ? "cold" : "warm", reps,
 		result < 0 ? "mixed" : sw_errname(result), (unsigned long long)med,
-		(unsigned long long)p10, (unsigned long long)p90, (double)med / (double)links);
+		(unsigned long long)p10, (unsigned long long)p90);
+	/* a walk that failed (ELOOP at the limit) did not follow N links: no ns per link */
+	if (result == 0)
+		fprintf(t->csv, "%.3f", (double)med / (double)links);
 	for (size_t i = 0; i < SW_NREQ; i++)
 		fprintf(t->csv, ",%.2f", (double)(after[i] - before[i]) / reps);
 	fputc('\n', t->csv);
@@ -414,7 +418,10 @@ static int sw_names(const char *s, const char *const *names, int count, bool *on
 		while (i < count && strcmp(*w, names[i]) != 0)
 			i++;
 		if (i == count) {
-			fprintf(stderr, "chainfs-sweep: unknown name '%s'\n", *w);
+			fprintf(stderr, "chainfs-sweep: unknown name '%s'; expected one of", *w);
+			for (i = 0; i < count; i++)
+				fprintf(stderr, "%c%s", i ? ',' : ' ', names[i]);
+			fputc('\n', stderr);
 			err = -EINVAL;
 		} else {
 			on[i] = true;
@@ -436,10 +443,12 @@ static void sw_usage(FILE *f)
 		"  --ops=O,...       stat,read,readlink,realpath,find,ls (default all; find and\n"
 		"                    ls list a chain's hidden directory of links: chains of 2+)\n"
 		"  --reps=N          timed runs per cell (default 11)\n"
-		"  --no-copy         skip the materialized copy on a kernel filesystem\n"
+		"  --no-copy         skip the materialized copy on a kernel filesystem (its\n"
+		"                    rows are warm only: a copy has no cache of its own to drop)\n"
 		"  --csv=FILE        the results (default: stdout)\n"
 		"  --plot=FILE.png   ns per link against chain length, by mode (needs gnuplot)\n"
-		"  --chainfs=PATH    the daemon (default: chainfs beside this program)\n",
+		"  --chainfs=PATH    the daemon (default: chainfs beside this program)\n"
+		"  -h, --help        this text\n",
 		cfs_follow_names(modes, ','));
 }
 
@@ -452,11 +461,11 @@ static int sw_parse(int argc, char **argv, struct sw_opts *o)
 	    {"help", 0, 0, 'h'},    {0, 0, 0, 0},
 	};
 	const char *mode_names[CFS_FOLLOW_MODES];
-	int c, err = 0;
+	int c, li = -1, err = 0;
 
 	for (int m = 0; m < CFS_FOLLOW_MODES; m++)
 		mode_names[m] = cfs_follow_modes[m].name;
-	while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1 && !err) {
+	while (!err && (c = getopt_long(argc, argv, "h", longs, &li)) != -1) {
 		char *end;
 		switch (c) {
 		case 'l':
@@ -486,17 +495,18 @@ static int sw_parse(int argc, char **argv, struct sw_opts *o)
 		case 'h':
 			sw_usage(stdout);
 			exit(0);
-		default:
+		default: /* getopt_long named the unknown option or the missing value */
 			err = -EINVAL;
+			li = -1;
 		}
-		if (err)
-			fprintf(stderr, "chainfs-sweep: bad value for --%s: '%s'\n",
-				c == 'r'   ? "reps"
-				: c == 'l' ? "lengths"
-				: c == 'n' ? "nests"
-					   : "option",
+		/* every option with a value is long: LI names the one the user gave */
+		if (err && li >= 0)
+			fprintf(stderr, "chainfs-sweep: bad value for --%s: '%s'\n", longs[li].name,
 				optarg ? optarg : "");
+		li = -1;
 	}
+	if (!err && optind != argc)
+		fprintf(stderr, "chainfs-sweep: unexpected argument '%s'\n", argv[optind]);
 	if (err || optind != argc) {
 		sw_usage(stderr);
 		return -EINVAL;

@@ -45,6 +45,7 @@ struct cfs_cmdline {
 	CFS_STRING_OPTS(CFS_FIELD)
 #undef CFS_FIELD
 	int materialize, keep_ids, record_replace, spec_from, read_only;
+	char *max_bytes; /* --max-bytes=SIZE, with --materialize */
 	char *positional[3];
 	int npositional;
 };
@@ -55,9 +56,12 @@ struct cfs_cmdline {
 	}
 #define CFS_STRING_OPT(name) CFS_OPT(#name "=%s", name),
 static const struct fuse_opt cfs_opt_spec[] = {
-    CFS_STRING_OPTS(CFS_STRING_OPT) CFS_OPT("record_replace", record_replace),
+    CFS_STRING_OPTS(CFS_STRING_OPT)
+    /* flags, and the options of the other uses */
+    CFS_OPT("record_replace", record_replace),
     CFS_OPT("--materialize", materialize),
     CFS_OPT("--keep-ids", keep_ids),
+    CFS_OPT("--max-bytes=%s", max_bytes),
     CFS_OPT("--spec-from", spec_from),
     /* libfuse's: kept for it (the kernel refuses writes), noted for the control socket's
      * spec lines; the last of ro and rw wins, as for mount(8) */
@@ -96,7 +100,7 @@ static void cfs_usage(const char *prog)
 	char modes[CFS_FOLLOW_NAMES_MAX];
 
 	printf("usage: %s [options] [SPEC] MOUNTPOINT\n"
-	       "       %s --materialize [--keep-ids] [SPEC] DIR\n"
+	       "       %s --materialize [--keep-ids] [--max-bytes=SIZE] [SPEC] DIR\n"
 	       "       %s --spec-from DIR > SPEC\n\n"
 	       "Serve the tree described by SPEC (default: the embedded tree) at MOUNTPOINT.\n\n"
 	       "chainfs options:\n"
@@ -137,6 +141,9 @@ static void cfs_usage(const char *prog)
 	       "    --keep-ids             with --materialize: owners (as root), set-id\n"
 	       "                           bits and device modes as SPEC gives them\n"
 	       "                           (default: dropped, devices at most 0600)\n"
+	       "    --max-bytes=SIZE       with --materialize: the most file data to\n"
+	       "                           write (holes and zeros left out), bytes with\n"
+	       "                           K, M, G or T; 0: no limit (default 1G)\n"
 	       "    --spec-from DIR        write the real tree DIR as a spec to stdout and\n"
 	       "                           exit: content (holes kept), link targets, hard\n"
 	       "                           links, special files, modes, owners, times; all\n"
@@ -186,37 +193,52 @@ static int cfs_parse_timeout(const char *name, const char *s, double *out)
 	return 0;
 }
 
+/* S as bytes with an optional K, M, G or T (powers of 1024): END is where the number
+ * stopped, for a caller that takes more (a %). */
+static int cfs_size_bytes(const char *s, char **end, uint64_t *out)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	unsigned long long v;
+
+	*end = (char *)s;
+	*out = 0;
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, end, 10);
+	if (errno)
+		return -EINVAL;
+	*out = v;
+	if (!(*end)[0])
+		return 0;
+	if ((*end)[1] || !(u = strchr(units, toupper((unsigned char)(*end)[0]))) || !*u)
+		return -EINVAL;
+	int shift = 10 * (int)(u - units + 1);
+	if (v > UINT64_MAX >> shift)
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
 /* SIZE: bytes with an optional K, M, G or T (powers of 1024), or N% of the RAM, as tmpfs's
  * size=. At least a page, so that the limit says something. */
 static int cfs_parse_size(const char *name, const char *s, uint64_t *out)
 {
-	static const char units[] = "KMGT";
-	const char *u;
 	char *end;
-	unsigned long long v;
+	uint64_t v;
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 
 	if (!s)
 		return 0;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || !isdigit((unsigned char)s[0]))
-		goto bad;
-	if (end[0] == '%' && !end[1] && v >= 1 && v <= 100) {
-		*out = ram / 100 * v;
-	} else if (!end[0]) {
+	if (cfs_size_bytes(s, &end, &v) == 0 && v >= 4096) {
 		*out = v;
-	} else if (!end[1] && (u = strchr(units, toupper((unsigned char)end[0]))) && *u) {
-		int shift = 10 * (int)(u - units + 1);
-		if (v > UINT64_MAX >> shift)
-			goto bad;
-		*out = (uint64_t)v << shift;
-	} else {
-		goto bad;
-	}
-	if (*out >= 4096)
 		return 0;
-bad:
+	}
+	if (end != s && end[0] == '%' && !end[1] && v >= 1 && v <= 100) {
+		*out = ram / 100 * v;
+		return 0;
+	}
 	fprintf(stderr,
 		"chainfs: %s=%s: expected a size of at least 4096 bytes (K, M, G, T suffixes) "
 		"or 1%% to 100%% of RAM\n",
@@ -325,16 +347,46 @@ static struct cfs_tree *cfs_build_tree(const char *spec, uint64_t max_data, uint
 	return t;
 }
 
+/* --max-bytes=SIZE: bytes with K, M, G or T; 0 for no limit. */
+static int cfs_parse_max_bytes(const char *s, uint64_t *out)
+{
+	char *end;
+
+	if (!s)
+		return 0;
+	if (cfs_size_bytes(s, &end, out) == 0)
+		return 0;
+	fprintf(stderr,
+		"chainfs: --max-bytes=%s: expected bytes (K, M, G, T suffixes), 0 for no limit\n",
+		s);
+	return -EINVAL;
+}
+
 static int cfs_materialize_main(const struct cfs_cmdline *c)
 {
 	const char *spec = c->npositional == 2 ? c->positional[0] : NULL;
 	const char *dir = c->positional[c->npositional - 1];
-	struct cfs_tree *t = cfs_build_tree(spec, UINT64_MAX, UINT64_MAX);
+	uint64_t max = CFS_MATERIALIZE_MAX_BYTES_DEFAULT, bytes;
+	struct cfs_tree *t;
 	char *err = NULL;
 	int rc;
 
+	if (cfs_parse_max_bytes(c->max_bytes, &max))
+		return CFS_EXIT_USAGE;
+	t = cfs_build_tree(spec, UINT64_MAX, UINT64_MAX);
 	if (!t)
 		return CFS_EXIT_USAGE;
+	bytes = cfs_materialize_bytes(t);
+	if (max && bytes > max) {
+		fprintf(stderr,
+			"chainfs: %s: the tree holds %llu bytes of file data to write (holes and "
+			"zeros left out), more than --max-bytes=%llu%s allows; a larger "
+			"--max-bytes raises the limit, --max-bytes=0 lifts it\n",
+			dir, (unsigned long long)bytes, (unsigned long long)max,
+			c->max_bytes ? "" : " (the default)");
+		cfs_tree_free(t);
+		return 1;
+	}
 	rc = cfs_materialize(t, dir, c->keep_ids ? CFS_MAT_KEEP_IDS : 0, &err);
 	if (rc)
 		fprintf(stderr, "chainfs: %s\n", err ? err : strerror(-rc));
@@ -416,6 +468,7 @@ static void cfs_free_cmdline(struct cfs_cmdline *c)
 #define CFS_FREE(name) free(c->name);
 	CFS_STRING_OPTS(CFS_FREE)
 #undef CFS_FREE
+	free(c->max_bytes);
 	for (int i = 0; i < c->npositional; i++)
 		free(c->positional[i]);
 }
@@ -449,23 +502,24 @@ int main(int argc, char *argv[])
 	}
 	if (c.materialize) {
 		if (c.npositional < 1 || c.npositional > 2) {
-			fprintf(stderr,
-				"chainfs: usage: chainfs --materialize [--keep-ids] [SPEC] DIR\n");
+			fprintf(stderr, "chainfs: usage: chainfs --materialize [--keep-ids] "
+					"[--max-bytes=SIZE] [SPEC] DIR\n");
 			goto out;
 		}
 		rc = cfs_materialize_main(&c);
 		goto out;
 	}
 	if (c.spec_from) {
-		if (c.npositional != 1 || c.keep_ids) {
+		if (c.npositional != 1 || c.keep_ids || c.max_bytes) {
 			fprintf(stderr, "chainfs: usage: chainfs --spec-from DIR > SPEC\n");
 			goto out;
 		}
 		rc = cfs_spec_from_main(&c);
 		goto out;
 	}
-	if (c.keep_ids) {
-		fprintf(stderr, "chainfs: --keep-ids goes with --materialize\n");
+	if (c.keep_ids || c.max_bytes) {
+		fprintf(stderr, "chainfs: %s goes with --materialize\n",
+			c.keep_ids ? "--keep-ids" : "--max-bytes");
 		goto out;
 	}
 	if (c.npositional > 0 && fuse_opt_add_arg(&args, c.positional[c.npositional - 1]))

@@ -88,15 +88,27 @@ enum {
 	CFS_MAT_KEEP_IDS = 1 << 0,
 };
 
+/* The file data chainfs --materialize writes unless --max-bytes says otherwise: materialized
+ * trees feed tests and the kernel oracle, where 1 GiB is plenty, and a pattern file of a
+ * petabyte must not fill a disk by accident. */
+#define CFS_MATERIALIZE_MAX_BYTES_DEFAULT (1ull << 30)
+
+/* The bytes of file data cfs_materialize(T) may write, each node once: a file's pattern part
+ * and the pages written into it, but not its holes, nor a pattern of zeros (left as a hole).
+ * What it writes can be less: blocks of zeros in written pages are left as holes too. Callers
+ * bound a copy with it (cfs_materialize itself writes whatever T holds). */
+uint64_t cfs_materialize_bytes(const struct cfs_tree *t);
+
 /* Write T as real directories, files and symlinks under DIR (which must exist and be empty).
  * A target that could climb above DIR (absolute, or with a ".." too many) is written in its
  * in-root spelling (inroot.h) for the directory of each name, so the copy's links mean what
  * the tree's do and never lead out of DIR; names of a hard-linked link whose spellings differ
  * become links of their own (a g_warning says so). Modes are applied (set-id bits and device
  * modes only with CFS_MAT_KEEP_IDS), owners as root with CFS_MAT_KEEP_IDS, times last.
- * Others may write DIR meanwhile: nothing outside it is touched, and a name swapped under us
- * fails the copy (-EBUSY, or the errno of the lookup it broke). 0, or a negative errno with
- * *ERR saying where (free()). */
+ * Files are sized first and holes stay holes, as do a pattern of zeros and every aligned
+ * 4 KiB block of zeros in the data. Others may write DIR meanwhile: nothing outside it is touched,
+ * and a name swapped under us fails the copy (-EBUSY, or the errno of the lookup it broke). 0, or a
+ * negative errno with *ERR saying where (free()). */
 int cfs_materialize(const struct cfs_tree *t, const char *dir, unsigned flags, char **err);
 
 /*

@@ -30,15 +30,12 @@ enum {
 	SPEC_GEN_FILE_MAX = 1024,  /* tree files get 0..1023 bytes of the default pattern */
 	SPEC_DUMP_CHUNK = 4096,	   /* literal bytes per dump line: 4x escaped, far below a line */
 	SPEC_IO_CHUNK = 65536,	   /* bytes per read/write when scanning or materializing */
+	SPEC_HOLE_BLOCK = 4096,	   /* materialize leaves blocks of zeros this big as holes */
 	SPEC_PATTERN_WINDOW = 2 * CFS_PATTERN_MAX, /* two periods of the longest pattern */
 };
 
 /* Times the tree holds: int64 nanoseconds, so whole seconds up to this either way. */
 #define SPEC_TIME_MAX_SEC 9223372035ll
-
-/* Materialized trees feed tests and the kernel oracle: 1 GiB of file data is plenty, and a
- * pattern file of a petabyte must not fill the disk by accident. */
-#define SPEC_MATERIALIZE_MAX_BYTES (1ull << 30)
 
 static const char spec_default_pattern[] = "chainfs\n";
 

@@ -16,7 +16,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib.h>
-#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -64,23 +63,40 @@ static int spec_mat_fail(struct spec_mat *m, const char *path, const char *what,
 	return err;
 }
 
-/* Bytes of file ID that are not holes: its pattern part and its written runs past it. */
-static uint64_t spec_file_bytes(const struct cfs_tree *t, uint32_t id)
+/* Whether PAT (LEN bytes) is all zeros: such a pattern reads as a hole does. */
+static bool spec_zeros(const char *pat, size_t len)
 {
-	uint64_t pend, start, end, total;
+	for (size_t i = 0; i < len; i++)
+		if (pat[i])
+			return false;
+	return true;
+}
+
+/* Where file ID's data to write starts past its pattern part: 0 when there is no pattern or
+ * it is all zeros (the written runs are then all there is), else the pattern's end. */
+static uint64_t spec_file_pattern_end(const struct cfs_tree *t, uint32_t id)
+{
 	const char *pat;
 	size_t plen;
+	uint64_t pend;
 
-	if (cfs_tree_file_pattern(t, id, &pat, &plen, &pend))
+	if (cfs_tree_file_pattern(t, id, &pat, &plen, &pend) || spec_zeros(pat, plen))
 		return 0;
-	total = pend;
+	return pend;
+}
+
+/* Bytes of file ID that materialize may write: its pattern part (unless zeros) and its
+ * written runs past it; holes hold nothing. */
+static uint64_t spec_file_bytes(const struct cfs_tree *t, uint32_t id)
+{
+	uint64_t pend = spec_file_pattern_end(t, id), start, end, total = pend;
+
 	for (uint64_t off = pend; cfs_tree_next_written(t, id, off, &start, &end) == 0; off = end)
 		total += end - start;
 	return total;
 }
 
-/* How many bytes of file data (holes left out) T holds, each node counted once. */
-static uint64_t spec_data_bytes(const struct cfs_tree *t)
+uint64_t cfs_materialize_bytes(const struct cfs_tree *t)
 {
 	struct spec_walk w;
 	GHashTable *seen = g_hash_table_new(NULL, NULL);
@@ -103,18 +119,39 @@ static uint64_t spec_data_bytes(const struct cfs_tree *t)
 	return total;
 }
 
-static int spec_write_all(int fd, const char *buf, size_t len)
+static int spec_pwrite_all(int fd, const char *buf, size_t len, uint64_t off)
 {
 	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
+		ssize_t n = pwrite(fd, buf, len, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return -errno;
 		buf += n;
 		len -= (size_t)n;
+		off += (uint64_t)n;
 	}
 	return 0;
+}
+
+/* LEN bytes of BUF to FD at OFF, but for the blocks (SPEC_HOLE_BLOCK, at multiples of it in
+ * the file) that hold only zeros: the file was sized first, so they read as zeros already
+ * and stay holes. */
+static int spec_write_data(int fd, const char *buf, size_t len, uint64_t off)
+{
+	int err = 0;
+
+	while (!err && len > 0) {
+		size_t n = SPEC_HOLE_BLOCK - (size_t)(off % SPEC_HOLE_BLOCK);
+		if (n > len)
+			n = len;
+		if (!spec_zeros(buf, n))
+			err = spec_pwrite_all(fd, buf, n, off);
+		buf += n;
+		len -= n;
+		off += n;
+	}
+	return err;
 }
 
 static bool spec_mat_same(const struct stat *st, struct spec_mat_id id)
@@ -204,33 +241,31 @@ static int spec_mat_open_made(struct spec_mat *m, const char *name, const struct
 	return fd;
 }
 
-/* Bytes [OFF, END) of file ID to FD at the same offsets. */
+/* Bytes [OFF, END) of file ID to FD at the same offsets (blocks of zeros left as holes). */
 static int spec_mat_range(struct spec_mat *m, int fd, uint32_t id, uint64_t off, uint64_t end)
 {
 	int err = 0;
 
-	if (off < end && lseek(fd, (off_t)off, SEEK_SET) < 0)
-		return -errno;
 	while (!err && off < end) {
 		size_t want = end - off < SPEC_IO_CHUNK ? (size_t)(end - off) : SPEC_IO_CHUNK;
 		ssize_t n = cfs_tree_read(m->t, id, m->buf, want, (off_t)off);
 		if (n <= 0)
 			err = n < 0 ? (int)n : -EIO;
 		else
-			err = spec_write_all(fd, m->buf, (size_t)n);
+			err = spec_write_data(fd, m->buf, (size_t)n, off);
 		off += n > 0 ? (uint64_t)n : 0;
 	}
 	return err;
 }
 
 /* Created open (O_EXCL, O_NOFOLLOW), so there is nothing to swap. The size first, so holes
- * stay holes; then the pattern part and the written runs past it. */
+ * stay holes; then the pattern part (none when the pattern is zeros) and the written runs
+ * past it. */
 static int spec_mat_file(struct spec_mat *m, const char *name, const char *path, uint32_t id,
 			 const struct stat *st, struct stat *made)
 {
-	const char *what = "open", *pat;
-	size_t plen;
-	uint64_t pend = 0, start, end;
+	const char *what = "open";
+	uint64_t pend = spec_file_pattern_end(m->t, id), start, end;
 	int fd = openat(m->cur, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	int err = fd < 0 ? -errno : 0;
 
@@ -238,8 +273,6 @@ static int spec_mat_file(struct spec_mat *m, const char *name, const char *path,
 		err = -errno, what = "stat";
 	if (!err && ftruncate(fd, st->st_size) < 0)
 		err = -errno, what = "truncate";
-	if (!err)
-		err = cfs_tree_file_pattern(m->t, id, &pat, &plen, &pend);
 	if (!err)
 		err = spec_mat_range(m, fd, id, 0, pend), what = "write";
 	for (uint64_t off = pend; !err && cfs_tree_next_written(m->t, id, off, &start, &end) == 0;
@@ -570,18 +603,9 @@ int cfs_materialize(const struct cfs_tree *t, const char *dir, unsigned flags, c
 			     .err = err};
 	struct spec_walk w;
 	struct stat st;
-	uint64_t bytes = spec_data_bytes(t);
 	int ev, rc;
 
 	*err = NULL;
-	if (bytes > SPEC_MATERIALIZE_MAX_BYTES) {
-		if (asprintf(err,
-			     "%s: the tree holds %" PRIu64 " bytes of file data, more than "
-			     "the %llu materialize writes",
-			     dir, bytes, (unsigned long long)SPEC_MATERIALIZE_MAX_BYTES) < 0)
-			*err = NULL;
-		return -EFBIG;
-	}
 	m.topfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (m.topfd < 0)
 		return spec_mat_fail(&m, "", "open", -errno);

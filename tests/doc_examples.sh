@@ -134,7 +134,7 @@ run_line() {
 		pass
 	fi
 	want=$(printf '%s\n' "$line" | sed -n 's/.*#.*: "\([^"]*\)"[[:space:]]*$/\1/p')
-	[ -z "$want" ] || check "$where: output holds \"$want\"" grep -qF "$want" "$out"
+	[ -z "$want" ] || check "$where: output holds \"$want\"" grep -qF -- "$want" "$out"
 }
 
 # run_doc FILE LINES: each line of LINES ("WHERE<TAB>command") in order

@@ -52,6 +52,6 @@ _chainfs() {
 		COMPREPLY=($(compgen -W "$opts" -- "$cur"))
 		return
 	fi
-	COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "-o -f -d --help --version --materialize --keep-ids --spec-from" -- "$cur"))
+	COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "-o -f -d --help --version --materialize --keep-ids --max-bytes= --spec-from" -- "$cur"))
 }
 complete -F _chainfs chainfs
