@@ -254,7 +254,13 @@ static bool is_spec_word(const char *word)
 	return false;
 }
 
-/* V as one quoted word of the spec lexer: its escapes (\n \t \\ \" \xHH) keep their
+/* The letters a backslash makes an escape of in a quoted spec word (spec.h). */
+#define CFS_SPEC_ESCAPE_LETTER(letter, byte) letter,
+static const char cfs_spec_escape_letters[] = {
+    CFS_SPEC_ESCAPES(CFS_SPEC_ESCAPE_LETTER) CFS_SPEC_ESCAPE_HEX, '\0'};
+#undef CFS_SPEC_ESCAPE_LETTER
+
+/* V as one quoted word of the spec lexer: its escapes (\n \t \xHH ..., spec.h) keep their
  * meaning, a lone backslash and a quote are escaped, and control bytes, which would end or
  * break the line, are written as \xHH. */
 static void put_quoted(GString *line, const char *v)
@@ -262,7 +268,7 @@ static void put_quoted(GString *line, const char *v)
 	g_string_append_c(line, '"');
 	for (const char *p = v; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
-		if (ch == '\\' && p[1] && strchr("nt\\\"x", p[1]))
+		if (ch == '\\' && p[1] && strchr(cfs_spec_escape_letters, p[1]))
 			g_string_append_c(g_string_append_c(line, '\\'), *++p);
 		else if (ch == '\\' || ch == '"')
 			g_string_append_c(g_string_append_c(line, '\\'), (char)ch);
@@ -287,7 +293,9 @@ static bool needs_quotes(const char *w)
 }
 
 /* Whether W is written as one quoted word already ("..." with no bare quote inside), as a
- * shell user types '"more\n"' for a spec line's content. */
+ * shell user types '"more\n"' for a spec line's content. A backslash takes the next byte
+ * with it, as in the lexer's quoted part, whatever it is: a wrong escape is the lexer's to
+ * name (spec.h keeps the list). */
 static bool is_quoted_word(const char *w)
 {
 	size_t n = strlen(w);

@@ -126,6 +126,8 @@ spec_arg() { # WANT PATH ARGS...: chainfsctl M file PATH ARGS..., then PATH hold
 	test "$(od -An -c "$M$path")" = "$(printf "$want" | od -An -c)"
 }
 check "an escape in an argument: a newline" spec_arg 'hello\n' /q/nl 'hello\n'
+check "an escape in an argument: a carriage return (every escape of the lexer)" \
+	spec_arg 'a\rb' /q/cr 'a\rb'
 check "an argument with a blank is one word" spec_arg 'a b' /q/blank 'a b'
 check "a path with a blank" spec_arg 'x' '/q/with space' x
 check "a raw tab" spec_arg 'tab\there' /q/tab "tab${tab}here"
