@@ -1,10 +1,12 @@
 /*
  * chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]
  * chainfsctl replay FILE MOUNTPOINT
- * Sends one request to a chainfs daemon's control socket and prints its answer readably
- * (or as the raw JSON line with --json). Exit status: 0, or 1 on an error reply (and when a
- * `resolve` walk fails, as namei does), 2 on a usage or connection problem.
+ * Sends one request to a chainfs daemon's control socket (MOUNTPOINT: any path on the mount)
+ * and prints its answer readably (or as the raw JSON line with --json). Exit status: 0, or 1
+ * on an error reply (and when a `resolve` walk fails, as namei does), 2 on a usage or
+ * connection problem.
  */
+#include "chainfsctl_mount.h"
 #include "control_cmds.h"
 #include "ctlpath.h"
 #include "replay.h"
@@ -343,6 +345,74 @@ static gchar *request_of(char **argv, int n)
 	return g_string_free(line, FALSE);
 }
 
+/* `resolve [nofollow] PATH`, as chainfsctl reads it before the daemon does. */
+struct resolve_args {
+	gchar *path;	  /* as sent: a host path on the mount made its path in the tree */
+	gchar *host_part; /* PATH is not on the mount: the longest part of it the host has */
+};
+
+/* The request for resolve ARGV (N words). ROOT is the mount point (NULL with -s): an absolute
+ * PATH that leads onto the mount is sent as its path in the tree; any other PATH is one in
+ * the tree already (from its root). */
+static gchar *resolve_request(char **argv, int n, const char *root, struct resolve_args *r)
+{
+	GString *req = g_string_new("resolve");
+	gchar *tree;
+	int k = 1;
+
+	for (; k < n && strcmp(argv[k], "nofollow") == 0; k++)
+		g_string_append(req, " nofollow");
+	r->path = g_strjoinv(" ", argv + k);
+	if (root && r->path[0] == '/' && cfs_tree_path_of(root, r->path, &tree, &r->host_part)) {
+		g_free(r->path);
+		r->path = tree;
+		g_clear_pointer(&r->host_part, g_free);
+	}
+	if (*r->path)
+		g_string_append_printf(req, " %s", r->path);
+	return g_string_free(req, FALSE);
+}
+
+/* The walk of R's path in the tree failed with ERR, and the path names a place on the host
+ * off the mount at ROOT: that is what the user meant, so say where it is instead of showing
+ * a walk of the tree. */
+static void say_elsewhere(const struct resolve_args *r, const char *root, const char *err)
+{
+	char *mnt = NULL, type[CFS_FSTYPE_MAX] = "another filesystem";
+
+	cfs_mount_of(r->host_part, &mnt, type, sizeof(type));
+	fprintf(stderr,
+		"chainfsctl: %s: on %s at %s, not on the chainfs mount at %s (nor a path in "
+		"its tree: %s)\n",
+		r->path, type, mnt ? mnt : "?", root, err);
+	g_free(mnt);
+}
+
+/* Print the reply LINE to command CMD: raw with JSON, else readably. The exit status. */
+static int answer(const char *line, const char *cmd, bool json, const struct resolve_args *r,
+		  const char *root)
+{
+	JsonParser *p = json_parser_new();
+	JsonObject *o = NULL;
+	int rc = 2;
+
+	if (json_parser_load_from_data(p, line, -1, NULL) &&
+	    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+		o = json_node_get_object(json_parser_get_root(p));
+	if (o && r->host_part && str_of(o, "errno")) {
+		say_elsewhere(r, root, str_of(o, "errno"));
+	} else if (json) {
+		puts(line);
+		rc = strstr(line, "\"ok\":false") ? 1 : 0;
+	} else if (o) {
+		rc = print_reply(cmd, o);
+	} else {
+		fprintf(stderr, "chainfsctl: not a JSON object: %s\n", line);
+	}
+	g_object_unref(p);
+	return rc;
+}
+
 static void print_usage(FILE *f)
 {
 	fprintf(f, "usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
@@ -365,58 +435,37 @@ static int usage(const char *why)
 	return 2;
 }
 
-/* Is DIR a chainfs mount? (/proc/self/mounts escapes spaces and such as \ooo) */
-static bool is_chainfs_mount(const char *dir)
+/* Connect to the socket of the mount ARG is on (its mount point or any path on it), saying
+ * what is wrong when it fails. *ROOT gets the mount point (g_free()). */
+static int connect_mount(const char *arg, char **root)
 {
-	char *real = realpath(dir, NULL), *line = NULL;
-	size_t cap = 0;
-	bool found = false;
-	FILE *f = real ? fopen("/proc/self/mounts", "re") : NULL;
-
-	while (f && !found && getline(&line, &cap, f) > 0) {
-		char src[64], mnt[4096], type[64];
-		if (sscanf(line, "%63s %4095s %63s", src, mnt, type) != 3)
-			continue;
-		gchar *unesc = g_strcompress(mnt);
-		found = strcmp(unesc, real) == 0 && strcmp(type, "fuse.chainfs") == 0;
-		g_free(unesc);
-	}
-	if (f)
-		fclose(f);
-	free(line);
-	free(real);
-	return found;
-}
-
-/* Connect to MOUNTPOINT's default socket, saying which of the two is wrong when it fails. */
-static int connect_mount(const char *mnt)
-{
-	char path[CFS_SUN_PATH_MAX];
+	char path[CFS_SUN_PATH_MAX], type[CFS_FSTYPE_MAX] = "";
 	struct stat st;
-	int err = cfs_ctl_default_path(mnt, path, sizeof(path), 0);
+	int err = cfs_mount_of(arg, root, type, sizeof(type));
 
+	if (!err)
+		err = cfs_ctl_default_path(*root, path, sizeof(path), 0);
 	if (err) {
-		fprintf(stderr, "chainfsctl: %s: %s\n", mnt, strerror(-err));
+		fprintf(stderr, "chainfsctl: %s: %s\n", arg, strerror(-err));
 		return -1;
 	}
-	if (stat(path, &st) != 0 && !is_chainfs_mount(mnt)) {
-		fprintf(stderr, "chainfsctl: not a chainfs mount: %s\n", mnt);
-		return -1;
-	}
-	if (stat(path, &st) != 0) {
+	if (stat(path, &st) == 0)
+		return ctl_connect(path);
+	if (strcmp(type, "fuse.chainfs") != 0)
+		fprintf(stderr, "chainfsctl: not a chainfs mount: %s\n", arg);
+	else
 		fprintf(stderr,
 			"chainfsctl: %s: no control socket at %s (mounted with -o ctl=...? "
 			"then give it with -s)\n",
-			mnt, path);
-		return -1;
-	}
-	return ctl_connect(path);
+			*root, path);
+	return -1;
 }
 
 int main(int argc, char **argv)
 {
 	const char *sock = NULL, *mnt = NULL;
-	int i = 1, json = 0, rc = 2, fd;
+	int i = 1, rc = 2, fd;
+	bool json = false;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -434,7 +483,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
 			sock = argv[++i];
 		else if (strcmp(argv[i], "--json") == 0)
-			json = 1;
+			json = true;
 		else {
 			fprintf(stderr, "chainfsctl: unknown option '%s'\n", argv[i]);
 			return usage(NULL);
@@ -449,36 +498,30 @@ int main(int argc, char **argv)
 		mnt = argv[i++];
 	for (; i < argc && argv[i][0] == '-'; i++)
 		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
+			json = true;
 	if (i >= argc)
 		return usage("missing COMMAND");
 	/* the daemon opens the file and its cwd is not ours: send the path we mean */
-	gchar *abs = NULL;
+	gchar *abs = NULL, *root = NULL, *req = NULL;
+	struct resolve_args r = {NULL, NULL};
+	char *line = NULL;
 	if (argc - i == 3 && strcmp(argv[i], "record") == 0 &&
 	    (strcmp(argv[i + 1], "start") == 0 || strcmp(argv[i + 1], "replace") == 0))
 		argv[i + 2] = abs = g_canonicalize_filename(argv[i + 2], NULL);
-	gchar *req = request_of(argv + i, argc - i);
-	if ((fd = mnt ? connect_mount(mnt) : ctl_connect(sock)) < 0) {
-		g_free(req);
-		g_free(abs);
-		return 2;
-	}
-	char *line = ctl_ask(fd, req);
+	if ((fd = mnt ? connect_mount(mnt, &root) : ctl_connect(sock)) < 0)
+		goto out;
+	req = strcmp(argv[i], "resolve") == 0 ? resolve_request(argv + i, argc - i, root, &r)
+					      : request_of(argv + i, argc - i);
+	line = ctl_ask(fd, req);
 	close(fd);
-	if (line && json) {
-		puts(line);
-		rc = strstr(line, "\"ok\":false") ? 1 : 0;
-	} else if (line) {
-		JsonParser *p = json_parser_new();
-		if (json_parser_load_from_data(p, line, -1, NULL) &&
-		    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
-			rc = print_reply(argv[i], json_node_get_object(json_parser_get_root(p)));
-		else
-			fprintf(stderr, "chainfsctl: not a JSON object: %s\n", line);
-		g_object_unref(p);
-	}
+	if (line)
+		rc = answer(line, argv[i], json, &r, root);
+out:
 	free(line);
 	g_free(req);
 	g_free(abs);
+	g_free(root);
+	g_free(r.path);
+	g_free(r.host_part);
 	return rc;
 }

@@ -142,7 +142,7 @@ check "a whole line as one argument still works" \
 unmount_cfs "$M"
 
 # resolve: "1 link", and a loop named as one, not as a limit reached
-printf 'file /t x\nlink /one t\nloop /ring 3\nchain /c41 41 t\n' >"$T/r.spec"
+printf 'file /t x\nlink /one t\nloop /ring 3\nchain /c41 41 t\ndir /sub mode=0750 uid=65534 gid=54321\nlink /sub/up ../t\n' >"$T/r.spec"
 mount_cfs "$M" "$T/r.spec" || { fail "mount"; finish; exit 1; }
 "$CTL" "$M" resolve one >"$T/r.out"
 check "resolve: 1 link, not 1 links" grep -q "), 1 link, deepest" "$T/r.out"
@@ -150,6 +150,23 @@ check "resolve: 1 link, not 1 links" grep -q "), 1 link, deepest" "$T/r.out"
 check "resolve: a loop says so" grep -q "ELOOP: a loop, the walk came back" "$T/r.out"
 "$CTL" "$M" resolve c41 >"$T/r.out"
 check "resolve: the limit is no loop" grep -qx "  ELOOP (after [0-9]* links)" "$T/r.out"
+# any path on the mount names it, as findmnt -T finds a path's mount: a directory in it for
+# the mount, a host path in it (through a host link too) for the path in the tree; a path
+# elsewhere, which the tree has not either, is said to be elsewhere
+check "a directory in the mount names the mount" sh -c "'$CTL' '$M/sub' ping | grep -q version"
+check "a link in the mount names the mount" sh -c "'$CTL' '$M/sub/up' ping | grep -q version"
+"$CTL" "$M" resolve "$M/c41" >"$T/r.out"
+check "resolve of a host path on the mount walks its tree path" \
+	grep -q "^ l c41 -> .c41.chain/40" "$T/r.out"
+ln -s "$M" "$T/alias"
+check "... reached through a host link" \
+	sh -c "'$CTL' '$T/alias/sub' resolve '$T/alias/one' | grep -q '), 1 link, deepest'"
+check "an absolute path in the tree still is one" \
+	sh -c "'$CTL' '$M' resolve /one | grep -q '), 1 link, deepest'"
+"$CTL" "$M" resolve "$T/plain" >"$T/r.out" 2>"$T/err"
+check "resolve of a path on another filesystem: exit 2" test $? -eq 2
+check "... saying it is not on the mount" \
+	grep -q "^chainfsctl: $T/plain: on .* at .*, not on the chainfs mount at $M (nor a path in its tree: ENOENT)" "$T/err"
 # fault list names a delay-only rule's effect; fault log's times are ISO 8601, local
 "$CTL" "$M" fault add op=getattr path=/t delay=1 >/dev/null
 check "fault list: a delay-only rule's effect is delay" \
