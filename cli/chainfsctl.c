@@ -13,6 +13,8 @@
 #include "spec.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <json-glib/json-glib.h>
 #include <stdio.h>
@@ -96,27 +98,136 @@ static const char *str_of(JsonObject *o, const char *key)
 	return json_object_has_member(o, key) ? json_object_get_string_member(o, key) : NULL;
 }
 
-/* The walk as namei shows it: one line a step, indented by nesting depth. */
-static void print_walk(JsonObject *o)
+/* MODE as ls -l and namei -l write it ("drwxr-xr-x") into OUT. */
+static void mode_string(mode_t mode, char out[11])
+{
+	static const char rwx[] = "rwxrwxrwx";
+
+	out[0] = S_ISDIR(mode)	  ? 'd'
+		 : S_ISLNK(mode)  ? 'l'
+		 : S_ISFIFO(mode) ? 'p'
+		 : S_ISSOCK(mode) ? 's'
+		 : S_ISCHR(mode)  ? 'c'
+		 : S_ISBLK(mode)  ? 'b'
+				  : '-';
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = mode & (0400u >> i) ? rwx[i] : '-';
+	if (mode & S_ISUID)
+		out[3] = out[3] == 'x' ? 's' : 'S';
+	if (mode & S_ISGID)
+		out[6] = out[6] == 'x' ? 's' : 'S';
+	if (mode & S_ISVTX)
+		out[9] = out[9] == 'x' ? 't' : 'T';
+	out[10] = '\0';
+}
+
+/* The owner and group names of a walk's steps (resolve -l), the last ones kept: a walk's
+ * steps mostly share them, and each lookup may read /etc/passwd again. */
+struct walk_owners {
+	gint64 uid, gid;
+	char user[64], group[64];
+	int user_width, group_width;
+};
+
+static const char *user_of(struct walk_owners *w, gint64 uid)
+{
+	struct passwd *pw;
+
+	if (uid == w->uid)
+		return w->user;
+	w->uid = uid;
+	if ((pw = getpwuid((uid_t)uid)))
+		g_strlcpy(w->user, pw->pw_name, sizeof(w->user));
+	else
+		snprintf(w->user, sizeof(w->user), "%" G_GINT64_FORMAT, uid);
+	return w->user;
+}
+
+static const char *group_of(struct walk_owners *w, gint64 gid)
+{
+	struct group *gr;
+
+	if (gid == w->gid)
+		return w->group;
+	w->gid = gid;
+	if ((gr = getgrgid((gid_t)gid)))
+		g_strlcpy(w->group, gr->gr_name, sizeof(w->group));
+	else
+		snprintf(w->group, sizeof(w->group), "%" G_GINT64_FORMAT, gid);
+	return w->group;
+}
+
+/* Whether step S has a line of its own (a link component does not: the link step that
+ * follows names it). */
+static bool walk_shows(JsonObject *s)
+{
+	return strcmp(str_of(s, "step"), "component") != 0 ||
+	       strcmp(str_of(s, "kind"), "link") != 0;
+}
+
+/* What comes before step S's name: its type (" d "), or with OWNERS its mode, owner and group
+ * as namei -l shows them ("drwxr-xr-x root root "); then the indent of its nesting depth. */
+static void print_step_lead(JsonObject *s, struct walk_owners *owners)
+{
+	const char *kind = str_of(s, "kind");
+	int depth = (int)json_object_get_int_member(s, "depth");
+	int indent = strcmp(str_of(s, "step"), "link") == 0 ? depth * 2 - 2 : depth * 2;
+	char mode[11];
+
+	if (!owners) {
+		printf("%*s %c ", indent, "",
+		       kind[0] == 'd'	? 'd'
+		       : kind[0] == 'f' ? '-'
+		       : kind[0] == 'l' ? 'l'
+					: '?');
+		return;
+	}
+	mode_string((mode_t)json_object_get_int_member_with_default(s, "mode", 0), mode);
+	printf("%s %-*s ", mode, owners->user_width,
+	       user_of(owners, json_object_get_int_member_with_default(s, "uid", -1)));
+	printf("%-*s %*s", owners->group_width,
+	       group_of(owners, json_object_get_int_member_with_default(s, "gid", -1)), indent, "");
+}
+
+/* The widths of the owner and group columns, as namei -l aligns them. */
+static void walk_owner_widths(JsonArray *steps, struct walk_owners *w)
+{
+	for (guint i = 0; i < json_array_get_length(steps); i++) {
+		JsonObject *s = json_array_get_object_element(steps, i);
+		if (!walk_shows(s))
+			continue;
+		int u =
+		    (int)strlen(user_of(w, json_object_get_int_member_with_default(s, "uid", -1)));
+		int g =
+		    (int)strlen(group_of(w, json_object_get_int_member_with_default(s, "gid", -1)));
+		w->user_width = MAX(w->user_width, u);
+		w->group_width = MAX(w->group_width, g);
+	}
+}
+
+/* The walk as namei shows it: one line a step, indented by nesting depth; with LONG_LIST
+ * (resolve -l) each step's mode, owner and group first, as namei -l. */
+static void print_walk(JsonObject *o, bool long_list)
 {
 	JsonArray *steps = json_object_get_array_member(o, "steps");
+	struct walk_owners owners = {.uid = -2, .gid = -2};
 
+	if (long_list)
+		walk_owner_widths(steps, &owners);
 	printf("f: %s\n", str_of(o, "path"));
 	for (guint i = 0; i < json_array_get_length(steps); i++) {
 		JsonObject *s = json_array_get_object_element(steps, i);
-		const char *step = str_of(s, "step"), *kind = str_of(s, "kind");
-		int depth = (int)json_object_get_int_member(s, "depth");
-		char k = kind[0] == 'd' ? 'd' : kind[0] == 'f' ? '-' : kind[0] == 'l' ? 'l' : '?';
+		const char *step = str_of(s, "step");
 
-		if (strcmp(step, "component") == 0 && strcmp(kind, "link") == 0)
-			continue; /* the link step that follows names it */
+		if (!walk_shows(s))
+			continue;
+		print_step_lead(s, long_list ? &owners : NULL);
 		if (strcmp(step, "root") == 0)
-			printf("%*s d /\n", depth * 2, "");
+			printf("/\n");
 		else if (strcmp(step, "link") == 0)
-			printf("%*s l %s -> %s\n", depth * 2 - 2, "", str_of(s, "name"),
-			       str_of(s, "target"));
+			printf("%s -> %s\n", str_of(s, "name"), str_of(s, "target"));
 		else
-			printf("%*s %c %s\n", depth * 2, "", k, str_of(s, "name"));
+			printf("%s\n", str_of(s, "name"));
 	}
 	if (json_object_has_member(o, "steps_omitted")) /* the daemon keeps the first ones */
 		printf("  ... %" G_GINT64_FORMAT " more steps not shown\n",
@@ -207,14 +318,14 @@ static void print_fault_log(JsonObject *o)
 	}
 }
 
-static int print_reply(const char *cmd, JsonObject *o)
+static int print_reply(const char *cmd, JsonObject *o, bool long_list)
 {
 	if (!json_object_get_boolean_member(o, "ok")) {
 		fprintf(stderr, "chainfsctl: %s\n", str_of(o, "error"));
 		return 1;
 	}
 	if (strcmp(cmd, "resolve") == 0) {
-		print_walk(o);
+		print_walk(o, long_list);
 		return str_of(o, "errno") ? 1 : 0;
 	}
 	if (strcmp(cmd, "dump") == 0) {
@@ -345,23 +456,27 @@ static gchar *request_of(char **argv, int n)
 	return g_string_free(line, FALSE);
 }
 
-/* `resolve [nofollow] PATH`, as chainfsctl reads it before the daemon does. */
+/* `resolve [-l] [nofollow] PATH`, as chainfsctl reads it before the daemon does. */
 struct resolve_args {
+	bool long_list;	  /* -l: each step's mode, owner and group, as namei -l */
 	gchar *path;	  /* as sent: a host path on the mount made its path in the tree */
 	gchar *host_part; /* PATH is not on the mount: the longest part of it the host has */
 };
 
 /* The request for resolve ARGV (N words). ROOT is the mount point (NULL with -s): an absolute
  * PATH that leads onto the mount is sent as its path in the tree; any other PATH is one in
- * the tree already (from its root). */
+ * the tree already (from its root). -l is chainfsctl's: every reply has what it shows. */
 static gchar *resolve_request(char **argv, int n, const char *root, struct resolve_args *r)
 {
 	GString *req = g_string_new("resolve");
 	gchar *tree;
 	int k = 1;
 
-	for (; k < n && strcmp(argv[k], "nofollow") == 0; k++)
-		g_string_append(req, " nofollow");
+	for (; k < n && (strcmp(argv[k], "-l") == 0 || strcmp(argv[k], "nofollow") == 0); k++)
+		if (argv[k][0] == '-')
+			r->long_list = true;
+		else
+			g_string_append(req, " nofollow");
 	r->path = g_strjoinv(" ", argv + k);
 	if (root && r->path[0] == '/' && cfs_tree_path_of(root, r->path, &tree, &r->host_part)) {
 		g_free(r->path);
@@ -405,7 +520,7 @@ static int answer(const char *line, const char *cmd, bool json, const struct res
 		puts(line);
 		rc = strstr(line, "\"ok\":false") ? 1 : 0;
 	} else if (o) {
-		rc = print_reply(cmd, o);
+		rc = print_reply(cmd, o, r->long_list);
 	} else {
 		fprintf(stderr, "chainfsctl: not a JSON object: %s\n", line);
 	}
@@ -503,7 +618,7 @@ int main(int argc, char **argv)
 		return usage("missing COMMAND");
 	/* the daemon opens the file and its cwd is not ours: send the path we mean */
 	gchar *abs = NULL, *root = NULL, *req = NULL;
-	struct resolve_args r = {NULL, NULL};
+	struct resolve_args r = {false, NULL, NULL};
 	char *line = NULL;
 	if (argc - i == 3 && strcmp(argv[i], "record") == 0 &&
 	    (strcmp(argv[i + 1], "start") == 0 || strcmp(argv[i + 1], "replace") == 0))

@@ -33,6 +33,8 @@ check "installed: bash completion for both" test -s "$comp/chainfsctl" -a -e "$c
 if command -v bash >/dev/null; then
 	words=$(PATH="$T/inst/usr/bin:$PATH" bash -c ". '$comp/chainfsctl'; COMP_WORDS=(chainfsctl /mnt \"\"); COMP_CWORD=2; _chainfsctl; echo \"\${COMPREPLY[*]}\"")
 	check "chainfsctl completes its commands ($words)" sh -c "echo '$words' | grep -qw drop && echo '$words' | grep -qw hardlink"
+	rwords=$(PATH="$T/inst/usr/bin:$PATH" bash -c ". '$comp/chainfsctl'; COMP_WORDS=(chainfsctl /mnt resolve \"\"); COMP_CWORD=3; _chainfsctl; echo \"\${COMPREPLY[*]}\"")
+	check "chainfsctl completes resolve's -l and nofollow ($rwords)" test "$rwords" = "-l nofollow"
 	opts=$(PATH="$T/inst/usr/bin:$PATH" bash -c ". '$comp/chainfsctl'; COMP_WORDS=(chainfs -o f); COMP_CWORD=2; _chainfs; echo \"\${COMPREPLY[*]}\"")
 	check "chainfs completes -o options ($opts)" sh -c "echo '$opts' | grep -qw follow="
 fi
@@ -167,6 +169,18 @@ check "an absolute path in the tree still is one" \
 check "resolve of a path on another filesystem: exit 2" test $? -eq 2
 check "... saying it is not on the mount" \
 	grep -q "^chainfsctl: $T/plain: on .* at .*, not on the chainfs mount at $M (nor a path in its tree: ENOENT)" "$T/err"
+# resolve -l: mode, owner and group at each step, as namei -l (the JSON has them too)
+nobody=$(getent passwd 65534 | cut -d: -f1)
+"$CTL" "$M" resolve -l "$M/sub/up" >"$T/r.out"
+check "resolve -l: the root's mode and owner" grep -Eq '^drwxr-xr-x +root +root +/$' "$T/r.out"
+check "resolve -l: a directory's own (names, or numbers without one)" \
+	grep -Eq "^drwxr-x--- +${nobody:-65534} +54321 +sub\$" "$T/r.out"
+check "resolve -l: the link's, with its target" \
+	grep -Eq '^lrwxrwxrwx +root +root +up -> \.\./t$' "$T/r.out"
+check "resolve -l: a nested step indented after the columns" \
+	awk '/^d.* \/$/ { a = length($0) } /^-rw-r--r-- .* t$/ { b = length($0) } END { exit !(a && b == a + 2) }' "$T/r.out"
+check "resolve --json: mode, uid, gid of each step" \
+	has "$("$CTL" --json "$M" resolve sub)" '"mode":16872,"uid":65534,"gid":54321'
 # fault list names a delay-only rule's effect; fault log's times are ISO 8601, local
 "$CTL" "$M" fault add op=getattr path=/t delay=1 >/dev/null
 check "fault list: a delay-only rule's effect is delay" \
