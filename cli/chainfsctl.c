@@ -1,16 +1,20 @@
 /*
  * chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]
  * chainfsctl replay [--errno-only] FILE MOUNTPOINT
- * Sends one request to a chainfs daemon's control socket and prints its answer readably
- * (or as the raw JSON line with --json). Exit status: 0, or 1 on an error reply (and when a
- * `resolve` walk fails, as namei does), 2 on a usage or connection problem.
+ * Sends one request to a chainfs daemon's control socket (MOUNTPOINT: any path on the mount)
+ * and prints its answer readably (or as the raw JSON line with --json). Exit status: 0, or 1
+ * on an error reply (and when a `resolve` walk fails, as namei does), 2 on a usage or
+ * connection problem.
  */
+#include "chainfsctl_mount.h"
 #include "control_cmds.h"
 #include "ctlpath.h"
 #include "replay.h"
 #include "spec.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <json-glib/json-glib.h>
 #include <stdio.h>
@@ -94,27 +98,136 @@ static const char *str_of(JsonObject *o, const char *key)
 	return json_object_has_member(o, key) ? json_object_get_string_member(o, key) : NULL;
 }
 
-/* The walk as namei shows it: one line a step, indented by nesting depth. */
-static void print_walk(JsonObject *o)
+/* MODE as ls -l and namei -l write it ("drwxr-xr-x") into OUT. */
+static void mode_string(mode_t mode, char out[11])
+{
+	static const char rwx[] = "rwxrwxrwx";
+
+	out[0] = S_ISDIR(mode)	  ? 'd'
+		 : S_ISLNK(mode)  ? 'l'
+		 : S_ISFIFO(mode) ? 'p'
+		 : S_ISSOCK(mode) ? 's'
+		 : S_ISCHR(mode)  ? 'c'
+		 : S_ISBLK(mode)  ? 'b'
+				  : '-';
+	for (int i = 0; i < 9; i++)
+		out[1 + i] = mode & (0400u >> i) ? rwx[i] : '-';
+	if (mode & S_ISUID)
+		out[3] = out[3] == 'x' ? 's' : 'S';
+	if (mode & S_ISGID)
+		out[6] = out[6] == 'x' ? 's' : 'S';
+	if (mode & S_ISVTX)
+		out[9] = out[9] == 'x' ? 't' : 'T';
+	out[10] = '\0';
+}
+
+/* The owner and group names of a walk's steps (resolve -l), the last ones kept: a walk's
+ * steps mostly share them, and each lookup may read /etc/passwd again. */
+struct walk_owners {
+	gint64 uid, gid;
+	char user[64], group[64];
+	int user_width, group_width;
+};
+
+static const char *user_of(struct walk_owners *w, gint64 uid)
+{
+	struct passwd *pw;
+
+	if (uid == w->uid)
+		return w->user;
+	w->uid = uid;
+	if ((pw = getpwuid((uid_t)uid)))
+		g_strlcpy(w->user, pw->pw_name, sizeof(w->user));
+	else
+		snprintf(w->user, sizeof(w->user), "%" G_GINT64_FORMAT, uid);
+	return w->user;
+}
+
+static const char *group_of(struct walk_owners *w, gint64 gid)
+{
+	struct group *gr;
+
+	if (gid == w->gid)
+		return w->group;
+	w->gid = gid;
+	if ((gr = getgrgid((gid_t)gid)))
+		g_strlcpy(w->group, gr->gr_name, sizeof(w->group));
+	else
+		snprintf(w->group, sizeof(w->group), "%" G_GINT64_FORMAT, gid);
+	return w->group;
+}
+
+/* Whether step S has a line of its own (a link component does not: the link step that
+ * follows names it). */
+static bool walk_shows(JsonObject *s)
+{
+	return strcmp(str_of(s, "step"), "component") != 0 ||
+	       strcmp(str_of(s, "kind"), "link") != 0;
+}
+
+/* What comes before step S's name: its type (" d "), or with OWNERS its mode, owner and group
+ * as namei -l shows them ("drwxr-xr-x root root "); then the indent of its nesting depth. */
+static void print_step_lead(JsonObject *s, struct walk_owners *owners)
+{
+	const char *kind = str_of(s, "kind");
+	int depth = (int)json_object_get_int_member(s, "depth");
+	int indent = strcmp(str_of(s, "step"), "link") == 0 ? depth * 2 - 2 : depth * 2;
+	char mode[11];
+
+	if (!owners) {
+		printf("%*s %c ", indent, "",
+		       kind[0] == 'd'	? 'd'
+		       : kind[0] == 'f' ? '-'
+		       : kind[0] == 'l' ? 'l'
+					: '?');
+		return;
+	}
+	mode_string((mode_t)json_object_get_int_member_with_default(s, "mode", 0), mode);
+	printf("%s %-*s ", mode, owners->user_width,
+	       user_of(owners, json_object_get_int_member_with_default(s, "uid", -1)));
+	printf("%-*s %*s", owners->group_width,
+	       group_of(owners, json_object_get_int_member_with_default(s, "gid", -1)), indent, "");
+}
+
+/* The widths of the owner and group columns, as namei -l aligns them. */
+static void walk_owner_widths(JsonArray *steps, struct walk_owners *w)
+{
+	for (guint i = 0; i < json_array_get_length(steps); i++) {
+		JsonObject *s = json_array_get_object_element(steps, i);
+		if (!walk_shows(s))
+			continue;
+		int u =
+		    (int)strlen(user_of(w, json_object_get_int_member_with_default(s, "uid", -1)));
+		int g =
+		    (int)strlen(group_of(w, json_object_get_int_member_with_default(s, "gid", -1)));
+		w->user_width = MAX(w->user_width, u);
+		w->group_width = MAX(w->group_width, g);
+	}
+}
+
+/* The walk as namei shows it: one line a step, indented by nesting depth; with LONG_LIST
+ * (resolve -l) each step's mode, owner and group first, as namei -l. */
+static void print_walk(JsonObject *o, bool long_list)
 {
 	JsonArray *steps = json_object_get_array_member(o, "steps");
+	struct walk_owners owners = {.uid = -2, .gid = -2};
 
+	if (long_list)
+		walk_owner_widths(steps, &owners);
 	printf("f: %s\n", str_of(o, "path"));
 	for (guint i = 0; i < json_array_get_length(steps); i++) {
 		JsonObject *s = json_array_get_object_element(steps, i);
-		const char *step = str_of(s, "step"), *kind = str_of(s, "kind");
-		int depth = (int)json_object_get_int_member(s, "depth");
-		char k = kind[0] == 'd' ? 'd' : kind[0] == 'f' ? '-' : kind[0] == 'l' ? 'l' : '?';
+		const char *step = str_of(s, "step");
 
-		if (strcmp(step, "component") == 0 && strcmp(kind, "link") == 0)
-			continue; /* the link step that follows names it */
+		if (!walk_shows(s))
+			continue;
+		print_step_lead(s, long_list ? &owners : NULL);
 		if (strcmp(step, "root") == 0)
-			printf("%*s d /\n", depth * 2, "");
+			printf("/\n");
 		else if (strcmp(step, "link") == 0)
-			printf("%*s l %s -> %s\n", depth * 2 - 2, "", str_of(s, "name"),
-			       str_of(s, "target"));
+			printf("%s -> %s\n", str_of(s, "name"), str_of(s, "target"));
 		else
-			printf("%*s %c %s\n", depth * 2, "", k, str_of(s, "name"));
+			printf("%s\n", str_of(s, "name"));
 	}
 	if (json_object_has_member(o, "steps_omitted")) /* the daemon keeps the first ones */
 		printf("  ... %" G_GINT64_FORMAT " more steps not shown\n",
@@ -205,14 +318,14 @@ static void print_fault_log(JsonObject *o)
 	}
 }
 
-static int print_reply(const char *cmd, JsonObject *o)
+static int print_reply(const char *cmd, JsonObject *o, bool long_list)
 {
 	if (!json_object_get_boolean_member(o, "ok")) {
 		fprintf(stderr, "chainfsctl: %s\n", str_of(o, "error"));
 		return 1;
 	}
 	if (strcmp(cmd, "resolve") == 0) {
-		print_walk(o);
+		print_walk(o, long_list);
 		return str_of(o, "errno") ? 1 : 0;
 	}
 	if (strcmp(cmd, "dump") == 0) {
@@ -254,7 +367,13 @@ static bool is_spec_word(const char *word)
 	return false;
 }
 
-/* V as one quoted word of the spec lexer: its escapes (\n \t \\ \" \xHH) keep their
+/* The letters a backslash makes an escape of in a quoted spec word (spec.h). */
+#define CFS_SPEC_ESCAPE_LETTER(letter, byte) letter,
+static const char cfs_spec_escape_letters[] = {
+    CFS_SPEC_ESCAPES(CFS_SPEC_ESCAPE_LETTER) CFS_SPEC_ESCAPE_HEX, '\0'};
+#undef CFS_SPEC_ESCAPE_LETTER
+
+/* V as one quoted word of the spec lexer: its escapes (\n \t \xHH ..., spec.h) keep their
  * meaning, a lone backslash and a quote are escaped, and control bytes, which would end or
  * break the line, are written as \xHH. */
 static void put_quoted(GString *line, const char *v)
@@ -262,7 +381,7 @@ static void put_quoted(GString *line, const char *v)
 	g_string_append_c(line, '"');
 	for (const char *p = v; *p; p++) {
 		unsigned char ch = (unsigned char)*p;
-		if (ch == '\\' && p[1] && strchr("nt\\\"x", p[1]))
+		if (ch == '\\' && p[1] && strchr(cfs_spec_escape_letters, p[1]))
 			g_string_append_c(g_string_append_c(line, '\\'), *++p);
 		else if (ch == '\\' || ch == '"')
 			g_string_append_c(g_string_append_c(line, '\\'), (char)ch);
@@ -287,7 +406,9 @@ static bool needs_quotes(const char *w)
 }
 
 /* Whether W is written as one quoted word already ("..." with no bare quote inside), as a
- * shell user types '"more\n"' for a spec line's content. */
+ * shell user types '"more\n"' for a spec line's content. A backslash takes the next byte
+ * with it, as in the lexer's quoted part, whatever it is: a wrong escape is the lexer's to
+ * name (spec.h keeps the list). */
 static bool is_quoted_word(const char *w)
 {
 	size_t n = strlen(w);
@@ -335,6 +456,78 @@ static gchar *request_of(char **argv, int n)
 	return g_string_free(line, FALSE);
 }
 
+/* `resolve [-l] [nofollow] PATH`, as chainfsctl reads it before the daemon does. */
+struct resolve_args {
+	bool long_list;	  /* -l: each step's mode, owner and group, as namei -l */
+	gchar *path;	  /* as sent: a host path on the mount made its path in the tree */
+	gchar *host_part; /* PATH is not on the mount: the longest part of it the host has */
+};
+
+/* The request for resolve ARGV (N words). ROOT is the mount point (NULL with -s): an absolute
+ * PATH that leads onto the mount is sent as its path in the tree; any other PATH is one in
+ * the tree already (from its root). -l is chainfsctl's: every reply has what it shows. */
+static gchar *resolve_request(char **argv, int n, const char *root, struct resolve_args *r)
+{
+	GString *req = g_string_new("resolve");
+	gchar *tree;
+	int k = 1;
+
+	for (; k < n && (strcmp(argv[k], "-l") == 0 || strcmp(argv[k], "nofollow") == 0); k++)
+		if (argv[k][0] == '-')
+			r->long_list = true;
+		else
+			g_string_append(req, " nofollow");
+	r->path = g_strjoinv(" ", argv + k);
+	if (root && r->path[0] == '/' && cfs_tree_path_of(root, r->path, &tree, &r->host_part)) {
+		g_free(r->path);
+		r->path = tree;
+		g_clear_pointer(&r->host_part, g_free);
+	}
+	if (*r->path)
+		g_string_append_printf(req, " %s", r->path);
+	return g_string_free(req, FALSE);
+}
+
+/* The walk of R's path in the tree failed with ERR, and the path names a place on the host
+ * off the mount at ROOT: that is what the user meant, so say where it is instead of showing
+ * a walk of the tree. */
+static void say_elsewhere(const struct resolve_args *r, const char *root, const char *err)
+{
+	char *mnt = NULL, type[CFS_FSTYPE_MAX] = "another filesystem";
+
+	cfs_mount_of(r->host_part, &mnt, type, sizeof(type));
+	fprintf(stderr,
+		"chainfsctl: %s: on %s at %s, not on the chainfs mount at %s (nor a path in "
+		"its tree: %s)\n",
+		r->path, type, mnt ? mnt : "?", root, err);
+	g_free(mnt);
+}
+
+/* Print the reply LINE to command CMD: raw with JSON, else readably. The exit status. */
+static int answer(const char *line, const char *cmd, bool json, const struct resolve_args *r,
+		  const char *root)
+{
+	JsonParser *p = json_parser_new();
+	JsonObject *o = NULL;
+	int rc = 2;
+
+	if (json_parser_load_from_data(p, line, -1, NULL) &&
+	    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
+		o = json_node_get_object(json_parser_get_root(p));
+	if (o && r->host_part && str_of(o, "errno")) {
+		say_elsewhere(r, root, str_of(o, "errno"));
+	} else if (json) {
+		puts(line);
+		rc = strstr(line, "\"ok\":false") ? 1 : 0;
+	} else if (o) {
+		rc = print_reply(cmd, o, r->long_list);
+	} else {
+		fprintf(stderr, "chainfsctl: not a JSON object: %s\n", line);
+	}
+	g_object_unref(p);
+	return rc;
+}
+
 static void print_usage(FILE *f)
 {
 	fprintf(f, "usage: chainfsctl [-s SOCKET | MOUNTPOINT] [--json] COMMAND [ARGS...]\n"
@@ -368,58 +561,37 @@ static int replay_main(int argc, char **argv)
 	return cfs_replay(argv[errno_only], argv[errno_only + 1], errno_only);
 }
 
-/* Is DIR a chainfs mount? (/proc/self/mounts escapes spaces and such as \ooo) */
-static bool is_chainfs_mount(const char *dir)
+/* Connect to the socket of the mount ARG is on (its mount point or any path on it), saying
+ * what is wrong when it fails. *ROOT gets the mount point (g_free()). */
+static int connect_mount(const char *arg, char **root)
 {
-	char *real = realpath(dir, NULL), *line = NULL;
-	size_t cap = 0;
-	bool found = false;
-	FILE *f = real ? fopen("/proc/self/mounts", "re") : NULL;
-
-	while (f && !found && getline(&line, &cap, f) > 0) {
-		char src[64], mnt[4096], type[64];
-		if (sscanf(line, "%63s %4095s %63s", src, mnt, type) != 3)
-			continue;
-		gchar *unesc = g_strcompress(mnt);
-		found = strcmp(unesc, real) == 0 && strcmp(type, "fuse.chainfs") == 0;
-		g_free(unesc);
-	}
-	if (f)
-		fclose(f);
-	free(line);
-	free(real);
-	return found;
-}
-
-/* Connect to MOUNTPOINT's default socket, saying which of the two is wrong when it fails. */
-static int connect_mount(const char *mnt)
-{
-	char path[CFS_SUN_PATH_MAX];
+	char path[CFS_SUN_PATH_MAX], type[CFS_FSTYPE_MAX] = "";
 	struct stat st;
-	int err = cfs_ctl_default_path(mnt, path, sizeof(path), 0);
+	int err = cfs_mount_of(arg, root, type, sizeof(type));
 
+	if (!err)
+		err = cfs_ctl_default_path(*root, path, sizeof(path), 0);
 	if (err) {
-		fprintf(stderr, "chainfsctl: %s: %s\n", mnt, strerror(-err));
+		fprintf(stderr, "chainfsctl: %s: %s\n", arg, strerror(-err));
 		return -1;
 	}
-	if (stat(path, &st) != 0 && !is_chainfs_mount(mnt)) {
-		fprintf(stderr, "chainfsctl: not a chainfs mount: %s\n", mnt);
-		return -1;
-	}
-	if (stat(path, &st) != 0) {
+	if (stat(path, &st) == 0)
+		return ctl_connect(path);
+	if (strcmp(type, "fuse.chainfs") != 0)
+		fprintf(stderr, "chainfsctl: not a chainfs mount: %s\n", arg);
+	else
 		fprintf(stderr,
 			"chainfsctl: %s: no control socket at %s (mounted with -o ctl=...? "
 			"then give it with -s)\n",
-			mnt, path);
-		return -1;
-	}
-	return ctl_connect(path);
+			*root, path);
+	return -1;
 }
 
 int main(int argc, char **argv)
 {
 	const char *sock = NULL, *mnt = NULL;
-	int i = 1, json = 0, rc = 2, fd;
+	int i = 1, rc = 2, fd;
+	bool json = false;
 
 	for (; i < argc && argv[i][0] == '-'; i++) {
 		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
@@ -437,7 +609,7 @@ int main(int argc, char **argv)
 		if (strcmp(argv[i], "-s") == 0 && i + 1 < argc)
 			sock = argv[++i];
 		else if (strcmp(argv[i], "--json") == 0)
-			json = 1;
+			json = true;
 		else {
 			fprintf(stderr, "chainfsctl: unknown option '%s'\n", argv[i]);
 			return usage(NULL);
@@ -451,36 +623,30 @@ int main(int argc, char **argv)
 		mnt = argv[i++];
 	for (; i < argc && argv[i][0] == '-'; i++)
 		if (strcmp(argv[i], "--json") == 0)
-			json = 1;
+			json = true;
 	if (i >= argc)
 		return usage("missing COMMAND");
 	/* the daemon opens the file and its cwd is not ours: send the path we mean */
-	gchar *abs = NULL;
+	gchar *abs = NULL, *root = NULL, *req = NULL;
+	struct resolve_args r = {false, NULL, NULL};
+	char *line = NULL;
 	if (argc - i == 3 && strcmp(argv[i], "record") == 0 &&
 	    (strcmp(argv[i + 1], "start") == 0 || strcmp(argv[i + 1], "replace") == 0))
 		argv[i + 2] = abs = g_canonicalize_filename(argv[i + 2], NULL);
-	gchar *req = request_of(argv + i, argc - i);
-	if ((fd = mnt ? connect_mount(mnt) : ctl_connect(sock)) < 0) {
-		g_free(req);
-		g_free(abs);
-		return 2;
-	}
-	char *line = ctl_ask(fd, req);
+	if ((fd = mnt ? connect_mount(mnt, &root) : ctl_connect(sock)) < 0)
+		goto out;
+	req = strcmp(argv[i], "resolve") == 0 ? resolve_request(argv + i, argc - i, root, &r)
+					      : request_of(argv + i, argc - i);
+	line = ctl_ask(fd, req);
 	close(fd);
-	if (line && json) {
-		puts(line);
-		rc = strstr(line, "\"ok\":false") ? 1 : 0;
-	} else if (line) {
-		JsonParser *p = json_parser_new();
-		if (json_parser_load_from_data(p, line, -1, NULL) &&
-		    JSON_NODE_HOLDS_OBJECT(json_parser_get_root(p)))
-			rc = print_reply(argv[i], json_node_get_object(json_parser_get_root(p)));
-		else
-			fprintf(stderr, "chainfsctl: not a JSON object: %s\n", line);
-		g_object_unref(p);
-	}
+	if (line)
+		rc = answer(line, argv[i], json, &r, root);
+out:
 	free(line);
 	g_free(req);
 	g_free(abs);
+	g_free(root);
+	g_free(r.path);
+	g_free(r.host_part);
 	return rc;
 }

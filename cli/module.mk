@@ -5,7 +5,7 @@ BINS += $(BUILD)/chainfsctl $(BUILD)/chainfs-sweep
 $(BUILD)/chainfs-sweep: $(BUILD)/cli/sweep.o $(BUILD)/fusefs/ctlpath.o $(BUILD)/fusefs/errname.o \
 	$(BUILD)/fusefs/follow.o
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_FUSE)
-$(BUILD)/chainfsctl: $(BUILD)/cli/chainfsctl.o $(BUILD)/fusefs/ctlpath.o \
+$(BUILD)/chainfsctl: $(BUILD)/cli/chainfsctl.o $(BUILD)/cli/chainfsctl_mount.o $(BUILD)/fusefs/ctlpath.o \
 	$(BUILD)/cli/replay.o $(BUILD)/cli/replay_line.o $(BUILD)/cli/replay_at.o \
 	$(BUILD)/cli/replay_seen.o \
 	$(BUILD)/fusefs/errname.o

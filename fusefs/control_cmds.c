@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *cfs_kind_name(enum rs_kind k)
@@ -295,15 +296,21 @@ static void cfs_trace_step(void *data, const struct rs_step *s)
 	static const char *const names[] = {"component", "link", "root", "dot", "dotdot"};
 	struct cfs_trace_ctx *t = data;
 	JsonBuilder *b = t->b;
+	struct stat st;
 
 	if (t->steps++ >= CFS_CTL_MAX_STEPS)
 		return;
+	cfs_tree_stat(t->d->tree, (uint32_t)s->node, &st);
 	json_builder_begin_object(b);
 	cfs_json_str(b, "step", names[s->kind], -1);
 	if (s->name)
 		cfs_json_str(b, "name", s->name, (gssize)s->name_len);
 	cfs_json_int(b, "node", (int64_t)s->node);
 	cfs_json_str(b, "kind", cfs_kind_name(cfs_tree_kind(t->d->tree, (uint32_t)s->node)), -1);
+	/* as namei -l shows them: st_mode with its type bits, owner and group */
+	cfs_json_int(b, "mode", st.st_mode);
+	cfs_json_int(b, "uid", st.st_uid);
+	cfs_json_int(b, "gid", st.st_gid);
 	cfs_json_int(b, "depth", s->depth);
 	if (s->target)
 		cfs_json_str(b, "target", s->target, (gssize)s->target_len);

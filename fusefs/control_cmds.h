@@ -14,7 +14,7 @@
 	X(stats, "[reset]")                                                                 \
 	X(limits, "[nest=N] [total=N]")                                                     \
 	X(mode, "[kernel|collapse|server] (no argument: the mode)")                         \
-	X(resolve, "[nofollow] PATH")                                                       \
+	X(resolve, "[-l] [nofollow] PATH")                                                  \
 	X(dump, "")                                                                         \
 	X(drop, "(the mount's kernel caches, for cold runs)")                               \
 	X(fault, "add|remove|list|log|clear (add op=OP path=GLOB errno=E|short=N|nowrite|"  \

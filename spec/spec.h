@@ -49,6 +49,16 @@ enum {
 	  "tree PATH depth=D fanout=F [files=P%] [links=P%] [seed=S]")
 /* clang-format on */
 
+/*
+ * The escapes of a quoted part of a word (chainfs-spec(5)), in one list for the lexer
+ * (spec_lex.c) and for chainfsctl, which quotes its arguments as words and must leave these
+ * meaning what they mean. X(LETTER, BYTE): backslash LETTER stands for BYTE. \xHH, whose
+ * two hex digits follow, is CFS_SPEC_ESCAPE_HEX.
+ */
+#define CFS_SPEC_ESCAPES(X)                                                                        \
+	X('n', '\n') X('t', '\t') X('r', '\r') X('0', '\0') X('\\', '\\') X('"', '"')
+#define CFS_SPEC_ESCAPE_HEX 'x'
+
 /* Owner and times given to nodes whose line does not say. */
 struct cfs_spec_defaults {
 	uid_t uid;

@@ -189,6 +189,12 @@ static int spec_hex(char ch)
 	return -1;
 }
 
+/* One case of the escapes' switch (spec.h): backslash LETTER makes BYTE. */
+#define SPEC_ESCAPE_CASE(letter, byte)                                                             \
+	case letter:                                                                               \
+		*o++ = byte;                                                                       \
+		break;
+
 /* Decode a quoted part; *pp is just past the opening quote and ends past the closing one.
  * *slash is set when an escape makes a '/'. */
 static int spec_lex_quoted(struct spec_ctx *c, const char **pp, const char *end, char **op,
@@ -205,25 +211,8 @@ static int spec_lex_quoted(struct spec_ctx *c, const char **pp, const char *end,
 		if (++p == end)
 			break;
 		switch (*p) {
-		case 'n':
-			*o++ = '\n';
-			break;
-		case 't':
-			*o++ = '\t';
-			break;
-		case 'r':
-			*o++ = '\r';
-			break;
-		case '0':
-			*o++ = '\0';
-			break;
-		case '\\':
-			*o++ = '\\';
-			break;
-		case '"':
-			*o++ = '"';
-			break;
-		case 'x':
+			CFS_SPEC_ESCAPES(SPEC_ESCAPE_CASE)
+		case CFS_SPEC_ESCAPE_HEX:
 			if (end - p < 3 || spec_hex(p[1]) < 0 || spec_hex(p[2]) < 0)
 				return spec_fail(
 				    c, "bad escape '\\x%.*s' (\\xHH takes two hex digits)",

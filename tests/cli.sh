@@ -33,6 +33,8 @@ check "installed: bash completion for both" test -s "$comp/chainfsctl" -a -e "$c
 if command -v bash >/dev/null; then
 	words=$(PATH="$T/inst/usr/bin:$PATH" bash -c ". '$comp/chainfsctl'; COMP_WORDS=(chainfsctl /mnt \"\"); COMP_CWORD=2; _chainfsctl; echo \"\${COMPREPLY[*]}\"")
 	check "chainfsctl completes its commands ($words)" sh -c "echo '$words' | grep -qw drop && echo '$words' | grep -qw hardlink"
+	rwords=$(PATH="$T/inst/usr/bin:$PATH" bash -c ". '$comp/chainfsctl'; COMP_WORDS=(chainfsctl /mnt resolve \"\"); COMP_CWORD=3; _chainfsctl; echo \"\${COMPREPLY[*]}\"")
+	check "chainfsctl completes resolve's -l and nofollow ($rwords)" test "$rwords" = "-l nofollow"
 	opts=$(PATH="$T/inst/usr/bin:$PATH" bash -c ". '$comp/chainfsctl'; COMP_WORDS=(chainfs -o f); COMP_CWORD=2; _chainfs; echo \"\${COMPREPLY[*]}\"")
 	check "chainfs completes -o options ($opts)" sh -c "echo '$opts' | grep -qw follow="
 fi
@@ -126,6 +128,8 @@ spec_arg() { # WANT PATH ARGS...: chainfsctl M file PATH ARGS..., then PATH hold
 	test "$(od -An -c "$M$path")" = "$(printf "$want" | od -An -c)"
 }
 check "an escape in an argument: a newline" spec_arg 'hello\n' /q/nl 'hello\n'
+check "an escape in an argument: a carriage return (every escape of the lexer)" \
+	spec_arg 'a\rb' /q/cr 'a\rb'
 check "an argument with a blank is one word" spec_arg 'a b' /q/blank 'a b'
 check "a path with a blank" spec_arg 'x' '/q/with space' x
 check "a raw tab" spec_arg 'tab\there' /q/tab "tab${tab}here"
@@ -140,7 +144,7 @@ check "a whole line as one argument still works" \
 unmount_cfs "$M"
 
 # resolve: "1 link", and a loop named as one, not as a limit reached
-printf 'file /t x\nlink /one t\nloop /ring 3\nchain /c41 41 t\n' >"$T/r.spec"
+printf 'file /t x\nlink /one t\nloop /ring 3\nchain /c41 41 t\ndir /sub mode=0750 uid=65534 gid=54321\nlink /sub/up ../t\n' >"$T/r.spec"
 mount_cfs "$M" "$T/r.spec" || { fail "mount"; finish; exit 1; }
 "$CTL" "$M" resolve one >"$T/r.out"
 check "resolve: 1 link, not 1 links" grep -q "), 1 link, deepest" "$T/r.out"
@@ -148,6 +152,35 @@ check "resolve: 1 link, not 1 links" grep -q "), 1 link, deepest" "$T/r.out"
 check "resolve: a loop says so" grep -q "ELOOP: a loop, the walk came back" "$T/r.out"
 "$CTL" "$M" resolve c41 >"$T/r.out"
 check "resolve: the limit is no loop" grep -qx "  ELOOP (after [0-9]* links)" "$T/r.out"
+# any path on the mount names it, as findmnt -T finds a path's mount: a directory in it for
+# the mount, a host path in it (through a host link too) for the path in the tree; a path
+# elsewhere, which the tree has not either, is said to be elsewhere
+check "a directory in the mount names the mount" sh -c "'$CTL' '$M/sub' ping | grep -q version"
+check "a link in the mount names the mount" sh -c "'$CTL' '$M/sub/up' ping | grep -q version"
+"$CTL" "$M" resolve "$M/c41" >"$T/r.out"
+check "resolve of a host path on the mount walks its tree path" \
+	grep -q "^ l c41 -> .c41.chain/40" "$T/r.out"
+ln -s "$M" "$T/alias"
+check "... reached through a host link" \
+	sh -c "'$CTL' '$T/alias/sub' resolve '$T/alias/one' | grep -q '), 1 link, deepest'"
+check "an absolute path in the tree still is one" \
+	sh -c "'$CTL' '$M' resolve /one | grep -q '), 1 link, deepest'"
+"$CTL" "$M" resolve "$T/plain" >"$T/r.out" 2>"$T/err"
+check "resolve of a path on another filesystem: exit 2" test $? -eq 2
+check "... saying it is not on the mount" \
+	grep -q "^chainfsctl: $T/plain: on .* at .*, not on the chainfs mount at $M (nor a path in its tree: ENOENT)" "$T/err"
+# resolve -l: mode, owner and group at each step, as namei -l (the JSON has them too)
+nobody=$(getent passwd 65534 | cut -d: -f1)
+"$CTL" "$M" resolve -l "$M/sub/up" >"$T/r.out"
+check "resolve -l: the root's mode and owner" grep -Eq '^drwxr-xr-x +root +root +/$' "$T/r.out"
+check "resolve -l: a directory's own (names, or numbers without one)" \
+	grep -Eq "^drwxr-x--- +${nobody:-65534} +54321 +sub\$" "$T/r.out"
+check "resolve -l: the link's, with its target" \
+	grep -Eq '^lrwxrwxrwx +root +root +up -> \.\./t$' "$T/r.out"
+check "resolve -l: a nested step indented after the columns" \
+	awk '/^d.* \/$/ { a = length($0) } /^-rw-r--r-- .* t$/ { b = length($0) } END { exit !(a && b == a + 2) }' "$T/r.out"
+check "resolve --json: mode, uid, gid of each step" \
+	has "$("$CTL" --json "$M" resolve sub)" '"mode":16872,"uid":65534,"gid":54321'
 # fault list names a delay-only rule's effect; fault log's times are ISO 8601, local
 "$CTL" "$M" fault add op=getattr path=/t delay=1 >/dev/null
 check "fault list: a delay-only rule's effect is delay" \

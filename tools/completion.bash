@@ -30,12 +30,13 @@ _chainfsctl() {
 }
 
 # A command's own words, from its usage line ("  fault add|remove|... (add op=OP ...)"): the
-# alternatives after the command, then, after "fault add", the rule's keys.
+# alternatives and options after the command ("resolve [-l] [nofollow] PATH"), then, after
+# "fault add", the rule's keys.
 _chainfsctl_args() {
 	local cmd=${COMP_WORDS[COMP_CWORD - nonopt + 1]} line words
 	line=$(chainfsctl --help 2>/dev/null | awk -v c="$cmd" '$1 == c { $1 = ""; print }')
 	if ((nonopt == 2)); then
-		words=$(printf '%s\n' "${line%%(*}" | tr '|[] ' '\n\n\n\n' | grep -x '[a-z]*')
+		words=$(printf '%s\n' "${line%%(*}" | tr '|[] ' '\n\n\n\n' | grep -x -- '-*[a-z]*')
 	elif [[ $cmd == fault && ${COMP_WORDS[COMP_CWORD - nonopt + 2]} == add ]]; then
 		words=$(printf '%s\n' "${line#*(add }" | grep -o '[a-z]*=\|nowrite' | sort -u)
 		compopt -o nospace 2>/dev/null
