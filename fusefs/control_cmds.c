@@ -75,6 +75,7 @@ static void cfs_stats_resolver(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_int(b, "other_errors", (int64_t)w->errors);
 	cfs_json_int(b, "heap_frames", (int64_t)w->heap_frames);
 	cfs_json_int(b, "heap_allocs", (int64_t)w->allocs);
+	cfs_json_int(b, "private_checks", (int64_t)w->private_checks);
 	json_builder_end_object(b);
 }
 

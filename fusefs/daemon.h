@@ -83,8 +83,11 @@ struct cfs_opts {
 	enum cfs_transport_kind transport;
 };
 
+/* The walks along chains (links.c counts each once): loops are res.cycle; private_checks the
+ * second walks, with no rights, that tell whether a server-mode lookup's answer is the
+ * caller's alone (in none of the other counters). */
 struct cfs_walk_stats {
-	uint64_t walks, links, eloop, loops, errors, heap_frames, allocs; /* loops: res.cycle */
+	uint64_t walks, links, eloop, loops, errors, heap_frames, allocs, private_checks;
 	uint32_t max_depth;
 };
 

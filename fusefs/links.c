@@ -80,12 +80,11 @@ bool cfs_shows_as_link(int err)
 	       err == -ENAMETOOLONG;
 }
 
-/* Collapse mode: the end of LINK's whole chain, walked for CRED (NULL: no permission checks),
- * as cfs_answer_path spells it, into OUT; when CRED may not search a directory on the way,
- * LINK's safe target (cfs_safe_target). The length, or the walk's -errno. *WALK (if given):
- * the walk, for the stats. */
-static ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
-			    char *out, struct rs_result *walk)
+/* The resolver's walk of NAME (LEN bytes) in DIR, following links, for CRED (NULL: no
+ * permission checks), on the request's budget. Uncounted: a request's walks go through
+ * cfs_walk, and only the private check (cfs_link_lookup) comes here directly. */
+static int cfs_resolve(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t dir,
+		       const char *name, size_t len, struct rs_result *res)
 {
 	struct rs_ctx ctx = {.ops = &cfs_tree_rs_ops,
 			     .tree = d->tree,
@@ -93,18 +92,48 @@ static ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cr
 			     .limits = d->opts.limits,
 			     .cred = cred,
 			     .budget = d->walk_budget};
-	char name[RS_NAME_MAX + 1];
-	const char *nm;
+	char path[RS_NAME_MAX + 1];
+
+	memcpy(path, name, len);
+	path[len] = '\0';
+	return rs_resolve(&ctx, dir, path, RS_FOLLOW, res);
+}
+
+/* Every walk a request makes along a chain (collapse and server modes) comes here, so that
+ * `stats` counts it once, with the links it followed and its time; what it costs per link is
+ * the resolver's alone. */
+static int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t dir,
+		    const char *name, size_t len, struct rs_result *res)
+{
+	struct cfs_walk_stats *w = &d->walk;
+	uint64_t t0 = cfs_now_ns();
+	int err = cfs_resolve(d, cred, dir, name, len, res);
+
+	cfs_hist_add(&d->walk_ns, cfs_now_ns() - t0);
+	w->walks++;
+	w->links += res->links;
+	w->heap_frames += res->heap_frames;
+	w->allocs += res->allocs;
+	w->max_depth = MAX(w->max_depth, res->max_depth);
+	w->loops += res->cycle != 0;
+	w->eloop += err == -ELOOP;
+	w->errors += err && err != -ELOOP;
+	return err;
+}
+
+/* Collapse mode: the end of LINK's whole chain, walked for CRED (NULL: no permission checks),
+ * as cfs_answer_path spells it, into OUT; when CRED may not search a directory on the way,
+ * LINK's safe target (cfs_safe_target). The length, or the walk's -errno. */
+static ssize_t cfs_link_end(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
+			    char *out)
+{
+	const char *name;
 	size_t len;
 	struct rs_result res;
 	bool dependent; /* the kernel keeps no body in these modes but those coherence drops */
 
-	cfs_tree_name(d->tree, link, &nm, &len);
-	memcpy(name, nm, len);
-	name[len] = '\0';
-	int err = rs_resolve(&ctx, cfs_tree_parent(d->tree, link), name, RS_FOLLOW, &res);
-	if (walk)
-		*walk = res;
+	cfs_tree_name(d->tree, link, &name, &len);
+	int err = cfs_walk(d, cred, cfs_tree_parent(d->tree, link), name, len, &res);
 	/* an end CRED may not reach would show it where the chain goes: the kernel walks the
 	 * link's safe target instead, link by link, with the rights of whoever asks */
 	if (err == -EACCES)
@@ -115,11 +144,11 @@ static ssize_t cfs_link_end(const struct cfs_daemon *d, const struct rs_cred *cr
 /* Server mode: what readlink answers for LINK, into OUT, for CRED: when it resolves, the path to
  * its end (cfs_answer_path); when broken (cfs_shows_as_link), something the kernel's walk fails
  * on with the same errno: the target made safe, or for ELOOP the way to the link itself. */
-static ssize_t cfs_server_answer(const struct cfs_daemon *d, const struct rs_cred *cred,
-				 uint32_t link, char *out, struct rs_result *walk)
+static ssize_t cfs_server_answer(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
+				 char *out)
 {
 	bool dependent;
-	ssize_t n = cfs_link_end(d, cred, link, out, walk);
+	ssize_t n = cfs_link_end(d, cred, link, out);
 
 	if (n >= 0 || !cfs_shows_as_link((int)n))
 		return n;
@@ -130,19 +159,17 @@ static ssize_t cfs_server_answer(const struct cfs_daemon *d, const struct rs_cre
 			   : cfs_safe_target(d, link, out, &dependent);
 }
 
-ssize_t cfs_link_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
-			char *out, struct rs_result *walk)
+ssize_t cfs_link_answer(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link, char *out)
 {
 	bool dependent = false;
 	ssize_t n;
 
-	memset(walk, 0, sizeof(*walk));
 	switch (d->opts.follow) {
 	case CFS_FOLLOW_COLLAPSE: /* the kernel may keep it for every caller: anyone's */
-		n = cfs_link_end(d, &cfs_anyone, link, out, walk);
+		n = cfs_link_end(d, &cfs_anyone, link, out);
 		break;
 	case CFS_FOLLOW_SERVER: /* asked only by a caller the link shows as a link to */
-		n = cfs_server_answer(d, cred, link, out, walk);
+		n = cfs_server_answer(d, cred, link, out);
 		break;
 	default:
 		n = cfs_kernel_target(d, link, out, &dependent);
@@ -150,6 +177,22 @@ ssize_t cfs_link_answer(const struct cfs_daemon *d, const struct rs_cred *cred, 
 	if (n >= 0 && dependent)
 		cfs_coherence_answered(d, link);
 	return n;
+}
+
+int cfs_link_lookup(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t dir,
+		    const char *name, size_t len, uint32_t *node, bool *private)
+{
+	struct rs_result res;
+	int err = cfs_walk(d, cred, dir, name, len, &res);
+
+	if (err)
+		return err;
+	*node = (uint32_t)res.node;
+	/* the same walk with no rights: it decides how long the kernel may keep the answer, not
+	 * what it is, so it is counted apart, once, and its links in no counter */
+	*private = cfs_resolve(d, &cfs_anyone, dir, name, len, &res) == -EACCES;
+	d->walk.private_checks++;
+	return 0;
 }
 
 /* DEPTH up steps from where the kernel finds a link, then down from the mount's root to NODE:

@@ -1,5 +1,7 @@
-/* What readlink answers in each follow mode, and the paths those answers are made of
- * (links.c). */
+/* What a link answers in each follow mode (readlink's answer; server mode's lookup), and the
+ * paths those answers are made of (links.c). Every walk along a chain a request makes is made
+ * here and counted once in `stats` (walks, links_followed, the walk latency), with the links it
+ * followed; kernel mode's in-root rewriting of targets is not such a walk. */
 #ifndef CHAINFS_LINKS_H
 #define CHAINFS_LINKS_H
 
@@ -21,15 +23,20 @@ extern const struct rs_cred cfs_anyone;
 bool cfs_shows_as_link(int err);
 /* The one home of what a link answers: readlink's answer for LINK in the mount's follow mode,
  * into OUT (RS_PATH_MAX bytes); its length is the link's st_size. Kernel mode: the target made
- * safe (cfs_kernel_target). Collapse: the chain's end as anyone reaches it (cfs_link_end with
- * cfs_anyone: the kernel may keep the answer for every caller). Server: for CRED, who asks
- * only when the link shows to it as a link: the end, or when broken something the kernel's
- * walk fails on with the same errno (the safe target; for ELOOP the link's own name). Never a
- * ".." nor a host path. *WALK: the resolver's walk of the chain (zeroed in kernel mode), for
- * the stats. An answer that depends on where LINK is goes to cfs_coherence_answered(). Length or
- * -errno. */
-ssize_t cfs_link_answer(const struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link,
-			char *out, struct rs_result *walk);
+ * safe (cfs_kernel_target; no walk of the chain). Collapse: the chain's end as anyone reaches it
+ * (walked with cfs_anyone: the kernel may keep the answer for every caller). Server: for CRED, who
+ * asks only when the link shows to it as a link: the end, or when broken something the kernel's
+ * walk fails on with the same errno (the safe target; for ELOOP the link's own name). Never a ".."
+ * nor a host path. An answer that depends on where LINK is goes to cfs_coherence_answered(). Length
+ * or -errno. */
+ssize_t cfs_link_answer(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t link, char *out);
+/* Server mode's lookup of the link NAME (LEN bytes, at most RS_NAME_MAX) in DIR: the node its
+ * chain ends at, walked for CRED, into *NODE. *PRIVATE: a caller with no rights at all would
+ * be refused on the way (a directory it may not search), so the answer is this caller's
+ * alone and the kernel, which shares its cache among callers, must not keep it; that second
+ * walk is counted as private_checks, not as a walk. 0 or the walk's -errno. */
+int cfs_link_lookup(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t dir,
+		    const char *name, size_t len, uint32_t *node, bool *private);
 /* What the kernel is handed to reach NODE from where it finds LINK (every mode): down from
  * LINK's directory, climbing first with the up name where NODE is not below it; for a
  * hard-linked link, up to the root from the deepest of its names and down from there. Never

@@ -41,7 +41,8 @@ $(BUILD)/test_latency: $(BUILD)/tests/test_latency.o $(BUILD)/tests/check_main.o
 $(BUILD)/tests/test_latency.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 $(BUILD)/test_links: $(BUILD)/tests/test_links.o $(BUILD)/tests/check_main.o \
 	$(BUILD)/fusefs/links.o $(BUILD)/fusefs/coherence.o $(BUILD)/fusefs/follow.o \
-	$(BUILD)/fusefs/paths.o $(BUILD)/fusefs/notify.o $(CFS_LIB) $(RESOLVER_LIB)
+	$(BUILD)/fusefs/paths.o $(BUILD)/fusefs/notify.o $(BUILD)/fusefs/latency.o $(CFS_LIB) \
+	$(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_links.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 
@@ -61,6 +62,7 @@ SHELL_TESTS += tests/fuse_mount.sh
 SHELL_TESTS += tests/fuse_mount_args.sh
 SHELL_TESTS += tests/mount_escape.sh
 SHELL_TESTS += tests/mount_latency.sh
+SHELL_TESTS += tests/mount_walks.sh
 SHELL_TESTS += tests/mount_spin_quota.sh
 SHELL_TESTS += tests/cli.sh
 SHELL_TESTS += tests/sweep.sh

@@ -51,17 +51,16 @@ uint32_t cfs_node(const struct cfs_daemon *d, fuse_ino_t ino)
 /* A link's size is the length of what readlink answers, as tools size their buffers by it:
  * kernel mode may rewrite the target, collapse answers the chain's end (a walk per stat),
  * server mode shows only broken links as links, with answers of their own. */
-static size_t cfs_link_size(const struct cfs_daemon *d, uint32_t node, size_t stored)
+static size_t cfs_link_size(struct cfs_daemon *d, uint32_t node, size_t stored)
 {
 	char buf[RS_PATH_MAX];
-	struct rs_result walk;
 	/* attributes are kept for every caller: the size of the answer anyone would get */
-	ssize_t n = cfs_link_answer(d, &cfs_anyone, node, buf, &walk);
+	ssize_t n = cfs_link_answer(d, &cfs_anyone, node, buf);
 
 	return n < 0 ? stored : (size_t)n;
 }
 
-void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st)
+void cfs_stat(struct cfs_daemon *d, uint32_t node, struct stat *st)
 {
 	cfs_tree_stat(d->tree, node, st);
 	/* sizes and blocks as tmpfs reports them, so du and ls -l agree with a copy there */
@@ -91,61 +90,6 @@ const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d, s
 		c->cred.ngroups = n < 64 ? n : 64;
 	}
 	return &c->cred;
-}
-
-static void cfs_count_walk(struct cfs_daemon *d, int err, const struct rs_result *res, uint64_t t0)
-{
-	cfs_hist_add(&d->walk_ns, cfs_now_ns() - t0);
-	d->walk.walks++;
-	d->walk.links += res->links;
-	d->walk.heap_frames += res->heap_frames;
-	d->walk.allocs += res->allocs;
-	if (res->max_depth > d->walk.max_depth)
-		d->walk.max_depth = res->max_depth;
-	d->walk.loops += res->cycle != 0;
-	if (err == -ELOOP)
-		d->walk.eloop++;
-	else if (err)
-		d->walk.errors++;
-}
-
-int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, const char *path,
-	     unsigned flags, struct rs_result *res)
-{
-	struct rs_ctx ctx = {
-	    .ops = &cfs_tree_rs_ops,
-	    .tree = d->tree,
-	    .root = CFS_ROOT,
-	    .limits = d->opts.limits,
-	    .cred = cred,
-	    .budget = d->walk_budget,
-	};
-	uint64_t t0 = cfs_now_ns();
-	int err = rs_resolve(&ctx, start, path, flags, res);
-
-	cfs_count_walk(d, err, res, t0);
-	return err;
-}
-
-/* Server mode: what the link NAME in DIR leads to. *private: a caller with no rights at all
- * would be refused on the way (a directory it may not search), so the answer is this
- * caller's alone: the kernel shares its cache among callers, so it must not keep it. */
-static int cfs_follow_entry(fuse_req_t req, struct cfs_daemon *d, uint32_t dir, const char *name,
-			    size_t len, uint32_t *node, bool *private)
-{
-	char path[RS_NAME_MAX + 1];
-	struct cfs_cred c;
-	struct rs_result res;
-	int err;
-
-	memcpy(path, name, len);
-	path[len] = '\0';
-	err = cfs_walk(d, cfs_req_cred(req, d, &c), dir, path, RS_FOLLOW, &res);
-	if (err)
-		return err;
-	*node = (uint32_t)res.node;
-	*private = cfs_walk(d, &cfs_anyone, dir, path, RS_FOLLOW, &res) == -EACCES;
-	return 0;
 }
 
 double cfs_attr_timeout(const struct cfs_daemon *d)
@@ -179,7 +123,9 @@ int cfs_make_entry(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, cons
 	memset(e, 0, sizeof(*e));
 	if (follow && cfs_follow_modes[d->opts.follow].lookups_follow &&
 	    cfs_tree_kind(d->tree, child) == RS_LINK) {
-		err = cfs_follow_entry(req, d, cfs_node(d, parent), name, len, &node, &private);
+		struct cfs_cred c;
+		err = cfs_link_lookup(d, cfs_req_cred(req, d, &c), cfs_node(d, parent), name, len,
+				      &node, &private);
 		/* a link that does not resolve shows as the link it is, so it can be listed,
 		 * removed and replaced; following it fails as the walk did (readlink) */
 		broken = err && cfs_shows_as_link(err);
@@ -355,19 +301,14 @@ void cfs_ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_attr(req, &st, cfs_attr_timeout(d));
 }
 
-/* READLINK's answer for CALLER's request, its walk counted (collapse and server modes walk the
- * chain; links.h says what each mode answers). */
+/* READLINK's answer for the caller of REQ (links.h says what each mode answers). */
 static int cfs_readlink_answer(fuse_req_t req, struct cfs_daemon *d, uint32_t link, char *out)
 {
 	struct cfs_cred c;
-	struct rs_result walk;
-	uint64_t t0 = cfs_now_ns();
 
 	if (cfs_tree_kind(d->tree, link) != RS_LINK)
 		return -EINVAL;
-	ssize_t n = cfs_link_answer(d, cfs_req_cred(req, d, &c), link, out, &walk);
-	if (d->opts.follow != CFS_FOLLOW_KERNEL)
-		cfs_count_walk(d, n < 0 ? (int)n : 0, &walk, t0);
+	ssize_t n = cfs_link_answer(d, cfs_req_cred(req, d, &c), link, out);
 	return n < 0 ? (int)n : 0;
 }
 

@@ -27,7 +27,7 @@ uint32_t cfs_node(const struct cfs_daemon *d, fuse_ino_t ino);
 
 /* Attributes as the kernel must see them: tmpfs's directory sizes, a link's size equal to
  * what readlink answers when the kernel caches links. */
-void cfs_stat(const struct cfs_daemon *d, uint32_t node, struct stat *st);
+void cfs_stat(struct cfs_daemon *d, uint32_t node, struct stat *st);
 
 /* Credentials of the caller, for the resolver's search-permission checks and set-id
  * rules; NULL for root, who may search everything and keeps set-id bits. */
@@ -36,10 +36,6 @@ struct cfs_cred {
 	gid_t groups[64];
 };
 const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d, struct cfs_cred *c);
-
-/* Resolve PATH from directory START with our resolver, counting the walk in the stats. */
-int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, const char *path,
-	     unsigned flags, struct rs_result *res);
 
 /*
  * The entry for NAME under PARENT whose tree entry is CHILD: with FOLLOW in server mode a

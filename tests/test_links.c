@@ -5,7 +5,8 @@
  * (so neither a later change to the tree nor one to the host above the mount can make one
  * leave it); a walk that reads the answers as the kernel does (the up name climbs, but not
  * past the root) ends where chainfs's in-root walk of the stored targets ends. Seeds are printed;
- * CHAINFS_SEED=N replays one.
+ * CHAINFS_SEED=N replays one. And collapse and server modes' walks along chains are each
+ * counted once in the stats, with the links they followed.
  */
 #include "check_main.h"
 #include "daemon.h"
@@ -319,6 +320,73 @@ START_TEST(test_kernel_answers_by_hand)
 }
 END_TEST
 
+/* Each walk along a chain is counted once, with the links it followed (links.c, cfs_walk):
+ * collapse's answer walks once for anyone; server's lookup walks once for the caller, and its
+ * no-rights check counts as a private check, in no other counter. */
+START_TEST(test_each_chain_walk_counted_once)
+{
+	static const uint32_t lens[] = {1, 40, 1000};
+	struct cfs_tree *t = cfs_tree_new(NULL);
+	char *err = NULL, answer[RS_PATH_MAX];
+	GString *spec = g_string_new("dir /c\nfile /c/target x\n");
+
+	for (size_t i = 0; i < G_N_ELEMENTS(lens); i++)
+		g_string_append_printf(spec, "chain /c/%u %u target\n", lens[i], lens[i]);
+	ck_assert_int_eq(cfs_spec_load_text(t, "chains", spec->str, spec->len, NULL, &err), 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(lens); i++) {
+		char name[16], path[32];
+		int len = snprintf(name, sizeof(name), "%u", lens[i]);
+		uint32_t end = 0;
+		bool private = true;
+
+		snprintf(path, sizeof(path), "/c/%s", name);
+		struct cfs_daemon d = {.tree = t, .opts = {.limits = {2000, 2000}}};
+		d.opts.follow = CFS_FOLLOW_COLLAPSE;
+		ck_assert_int_eq(cfs_link_answer(&d, NULL, node(t, path), answer), 6);
+		ck_assert_str_eq(answer, "target");
+		ck_assert_uint_eq(d.walk.walks, 1);
+		ck_assert_uint_eq(d.walk.links, lens[i]);
+		ck_assert_uint_eq(d.walk_ns.count, 1);
+		ck_assert_uint_eq(d.walk.private_checks, 0);
+
+		memset(&d.walk, 0, sizeof(d.walk));
+		d.opts.follow = CFS_FOLLOW_SERVER;
+		ck_assert_int_eq(
+		    cfs_link_lookup(&d, NULL, node(t, "/c"), name, (size_t)len, &end, &private), 0);
+		ck_assert_uint_eq(end, node(t, "/c/target"));
+		ck_assert(!private);
+		ck_assert_uint_eq(d.walk.walks, 1);
+		ck_assert_uint_eq(d.walk.links, lens[i]);
+		ck_assert_uint_eq(d.walk.private_checks, 1);
+	}
+	g_string_free(spec, TRUE);
+	cfs_tree_free(t);
+}
+END_TEST
+
+/* An end no one but the caller may reach: the answer is the caller's alone. */
+START_TEST(test_server_lookup_past_a_private_dir_is_private)
+{
+	static const char spec[] = "dir /p mode=0700\nfile /p/f x\nlink /l p/f\n";
+	struct cfs_tree *t = cfs_tree_new(NULL);
+	char *err = NULL;
+	struct cfs_daemon d = {.tree = t, .opts = {.limits = rs_limits_linux}};
+	uint32_t end = 0;
+	bool private = false;
+
+	ck_assert_int_eq(cfs_spec_load_text(t, "private", spec, sizeof(spec) - 1, NULL, &err), 0);
+	d.opts.follow = CFS_FOLLOW_SERVER;
+	ck_assert_int_eq(cfs_link_lookup(&d, NULL, CFS_ROOT, "l", 1, &end, &private), 0);
+	ck_assert_uint_eq(end, node(t, "/p/f"));
+	ck_assert(private);
+	ck_assert_uint_eq(d.walk.walks, 1);
+	ck_assert_uint_eq(d.walk.links, 1);
+	ck_assert_uint_eq(d.walk.private_checks, 1);
+	ck_assert_uint_eq(d.walk.errors, 0); /* the refused check is no failed walk */
+	cfs_tree_free(t);
+}
+END_TEST
+
 static Suite *links_suite(void)
 {
 	Suite *s = suite_create("links");
@@ -327,6 +395,10 @@ static Suite *links_suite(void)
 	tcase_add_test(tc, test_kernel_answers_by_hand);
 	tcase_add_test(tc, test_kernel_answers_never_leave_and_end_in_root);
 	tcase_set_timeout(tc, 300);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("walks counted");
+	tcase_add_test(tc, test_each_chain_walk_counted_once);
+	tcase_add_test(tc, test_server_lookup_past_a_private_dir_is_private);
 	suite_add_tcase(s, tc);
 	return s;
 }
