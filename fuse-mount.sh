@@ -294,8 +294,8 @@ stats_json() {
 }
 
 # stats_delta BEFORE AFTER OUT: counts subtracted member by member (arrays element by
-# element); strings, booleans, settings and levels (LEVELS below: what is now, or the most
-# ever, not a count of events) are after's; a latency histogram's quantiles are those of its
+# element); strings, booleans, settings and levels (the reply's "levels": what is now, or
+# the most ever, not a count of events) are after's; a latency histogram's quantiles are those of its
 # subtracted buckets, and its maximum null (the interval's own is not known)
 stats_delta() {
 	command -v python3 >/dev/null || die "--stats-out needs python3"
@@ -319,12 +319,6 @@ def hist(a, b):
         d[k] = quantile(d["log2_buckets"], d["count"], q) if d["count"] else 0
     d["max_ns"] = None
     return d
-# the members of `stats` that are settings or levels, not counts: a section name stands for
-# all its members
-LEVELS = {"resolver.deepest_nesting", "pollcore.largest_table", "pollcore.spin_us",
-          "pollcore.spin_cpus", "pollcore.fds", "transport.queues",
-          "transport.entries_per_queue", "transport.delay_entries_per_queue",
-          "transport.held_by_delays", "tree", "kernel.path_nodeids", "control.clients"}
 def sub(a, b, path=""):
     if path in LEVELS or isinstance(a, bool) or isinstance(b, bool):
         return a
@@ -341,6 +335,9 @@ def sub(a, b, path=""):
         return [sub(v, b[i] if i < len(b) else None) for i, v in enumerate(a)]
     return a
 before, after = (json.load(open(f)) for f in sys.argv[1:3])
+# the members that are settings or levels, not counts, as the daemon lists them (a section
+# name stands for all its members); "levels" itself among them
+LEVELS = set(after.get("levels", [])) | {"levels"}
 with open(sys.argv[3], "w") as out:
     json.dump({"delta": sub(after, before), "before": before, "after": after}, out)
     out.write("\n")

@@ -180,6 +180,35 @@ static void cfs_stats_record(struct cfs_control *c, JsonBuilder *b)
 	json_builder_end_object(b);
 }
 
+/* The members of `stats` that are settings or levels (what is now, or the most ever), not
+ * counts of events; a section's name stands for all its members. The reply lists them
+ * ("levels"), so whoever subtracts two replies (fuse-mount.sh --stats-out) keeps these as
+ * they are instead of knowing them apart. */
+static const char *const cfs_stats_levels[] = {
+    "resolver.deepest_nesting",
+    "pollcore.largest_table",
+    "pollcore.spin_us",
+    "pollcore.spin_cpus",
+    "pollcore.fds",
+    "transport.queues",
+    "transport.entries_per_queue",
+    "transport.delay_entries_per_queue",
+    "transport.held_by_delays",
+    "tree",
+    "kernel.path_nodeids",
+    "kernel.lookups",
+    "control.clients",
+};
+
+static void cfs_stats_levels_json(JsonBuilder *b)
+{
+	json_builder_set_member_name(b, "levels");
+	json_builder_begin_array(b);
+	for (size_t i = 0; i < sizeof(cfs_stats_levels) / sizeof(cfs_stats_levels[0]); i++)
+		json_builder_add_string_value(b, cfs_stats_levels[i]);
+	json_builder_end_array(b);
+}
+
 static char *cmd_stats(struct cfs_control *c, const char *args)
 {
 	JsonBuilder *b;
@@ -212,6 +241,7 @@ static char *cmd_stats(struct cfs_control *c, const char *args)
 	cfs_json_int(b, "refused", (int64_t)c->refused);
 	cfs_json_int(b, "accept_pauses", (int64_t)c->accept_pauses);
 	json_builder_end_object(b);
+	cfs_stats_levels_json(b);
 	return cfs_json_finish(b);
 }
 

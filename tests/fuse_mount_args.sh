@@ -54,6 +54,13 @@ for k in tree.nodes pollcore.spin_cpus pollcore.fds pollcore.largest_table; do
 	set -- $(delta_of "$k")
 	check "--stats-out: $k is a level, after's ($1 = $2)" test "$1" = "$2"
 done
+check "--stats-out: every level the daemon lists names a member of its stats" python3 -c '
+import json, sys
+after = json.load(open(sys.argv[1]))["after"]
+for k in after["levels"]:
+    o = after
+    for p in k.split("."):
+        o = o[p]' "$T/stats.json"
 set -- $(delta_of requests.read)
 check "--stats-out: requests.read counts the command's read ($1)" test "$1" -ge 1
 run 1 "--run twice" --run true --run true
