@@ -28,7 +28,7 @@ struct cfs_fault {
 	/* how often: at the nth matching request only, or at most count times (0: unbounded);
 	 * change rules fire once unless told (how_set) */
 	uint64_t nth, count;
-	bool every, how_set, when_set;
+	bool every, once, how_set, when_set;
 	/* who: only requests of this pid, this uid, this process name (has_: given) */
 	bool has_pid, has_uid;
 	uint32_t pid, uid;
@@ -298,10 +298,10 @@ static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_
 		       "it";
 	if (r->change && f->no_change)
 		return f->no_change;
-	if (r->nth && (r->count || r->every || r->prob < 1.0))
-		return "nth= fires at one request: no count=, every nor prob= with it";
-	if (r->count && r->every)
-		return "count= and every exclude each other";
+	if ((r->nth != 0) + (r->count != 0) + r->every + r->once > 1)
+		return "once, every, nth= and count= exclude each other";
+	if (r->nth && r->prob < 1.0)
+		return "nth= fires at one request: no prob= with it";
 	if (r->op != CFS_OP_MAX && f->unsent[r->op]) {
 		*what = cfs_op_names[r->op];
 		return f->unsent[r->op];
@@ -336,8 +336,7 @@ static const char *cfs_fault_parse(struct cfs_fault *r, gchar **words, const cha
 			continue;
 		}
 		if (strcmp(*w, "every") == 0 || strcmp(*w, "once") == 0) {
-			r->every = **w == 'e';
-			r->count = **w == 'o';
+			*(**w == 'e' ? &r->every : &r->once) = true;
 			r->how_set = true;
 			continue;
 		}
@@ -386,7 +385,7 @@ int cfs_fault_add(struct cfs_faults *f, const char *args, char **err)
 		cfs_fault_free(r);
 		return -EINVAL;
 	}
-	if (r->change && !r->how_set)
+	if (r->once || (r->change && !r->how_set))
 		r->count = 1; /* a change happens once unless told otherwise */
 	r->id = f->next_id++;
 	g_ptr_array_add(f->rules, r);
