@@ -378,10 +378,12 @@ int cfs_fault_add(struct cfs_faults *f, const char *args, char **err)
 		bad = "when= goes with change=";
 	if (!bad)
 		bad = cfs_fault_check(f, r, &what);
+	if (bad && !why) /* WHAT may point into WORDS */
+		why = g_strdup_printf("%s: %s", what, bad);
 	g_strfreev(words);
 	g_free(head);
 	if (bad) {
-		*err = why ? why : g_strdup_printf("%s: %s", what, bad);
+		*err = why;
 		cfs_fault_free(r);
 		return -EINVAL;
 	}
