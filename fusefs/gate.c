@@ -141,8 +141,8 @@ static void cfs_fault_change(struct cfs_daemon *d, const struct cfs_fault_effect
 	char *err = NULL;
 	int rc = cfs_change_apply(d->tree, fx->change, getuid(), getgid(), &err);
 
-	if (rc)
-		g_message("fault change: %s", err);
+	if (rc) /* fault log says it too */
+		g_debug("fault change: %s", err);
 	cfs_fault_changed(d->faults, rc ? err : NULL);
 	g_free(err);
 	cfs_coherence_flush(d);
