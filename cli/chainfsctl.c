@@ -251,10 +251,12 @@ static void print_walk(JsonObject *o, bool long_list)
 	       json_object_get_int_member(o, "duration_ns"));
 }
 
-/* What a rule does, in one word: "EIO", "short=512", "nowrite" or "delay" (a delay only:
- * the request is then served as usual). */
+/* What a rule does, in one word: "EIO", "short=512", "nowrite", "change" (its lines follow
+ * on a line of their own) or "delay" (a delay only: the request is then served as usual). */
 static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 {
+	if (str_of(f, "change") && *str_of(f, "change"))
+		return "change";
 	if (*str_of(f, "errno"))
 		return str_of(f, "errno");
 	if (json_object_get_boolean_member_with_default(f, "nowrite", FALSE))
@@ -265,6 +267,31 @@ static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 		return buf;
 	}
 	return "delay";
+}
+
+/* A rule's when, how often and who, and its change, on a line below it (if it has any). */
+static void fault_details(JsonObject *f)
+{
+	GString *line = g_string_new(NULL);
+	static const char *const keys[] = {"when", "nth", "count", "pid", "uid", "comm"};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+		JsonNode *v = json_object_get_member(f, keys[i]);
+		if (!v)
+			continue;
+		if (json_node_get_value_type(v) == G_TYPE_STRING)
+			g_string_append_printf(line, " %s=%s", keys[i], json_node_get_string(v));
+		else
+			g_string_append_printf(line, " %s=%" G_GINT64_FORMAT, keys[i],
+					       json_node_get_int(v));
+	}
+	if (json_object_get_boolean_member_with_default(f, "spent", FALSE))
+		g_string_append(line, " (spent)");
+	if (str_of(f, "change") && *str_of(f, "change"))
+		g_string_append_printf(line, " change=%s", str_of(f, "change"));
+	if (line->len)
+		printf("     %s\n", line->str);
+	g_string_free(line, TRUE);
 }
 
 static void print_faults(JsonObject *o)
@@ -285,6 +312,7 @@ static void print_faults(JsonObject *o)
 		       json_object_get_int_member(f, "delay_ms"),
 		       json_object_get_int_member(f, "checks"),
 		       json_object_get_int_member(f, "hits"));
+		fault_details(f);
 	}
 }
 
@@ -295,8 +323,8 @@ static void print_fault_log(JsonObject *o)
 
 	printf("%" G_GINT64_FORMAT " hits, %" G_GINT64_FORMAT " older ones not kept\n",
 	       json_object_get_int_member(o, "hits"), json_object_get_int_member(o, "dropped"));
-	printf("%-26s %4s %-12s %6s %-20s %8s %-8s %s\n", "time", "id", "op", "prob", "seed",
-	       "check", "draw", "path");
+	printf("%-26s %4s %-12s %6s %-20s %8s %-8s %7s %s\n", "time", "id", "op", "prob", "seed",
+	       "check", "draw", "pid", "path");
 	for (guint i = 0; i < json_array_get_length(a); i++) {
 		JsonObject *h = json_array_get_object_element(a, i);
 		gint64 us = json_object_get_int_member(h, "time_us");
@@ -308,10 +336,13 @@ static void print_fault_log(JsonObject *o)
 		GDateTime *t = g_date_time_new_from_unix_local(us / 1000000);
 		gchar *when = t ? g_date_time_format(t, "%Y-%m-%dT%H:%M:%S") : NULL;
 		printf("%s.%06" G_GINT64_FORMAT " %4" G_GINT64_FORMAT
-		       " %-12s %6.3f %-20s %8" G_GINT64_FORMAT " %-8s %s\n",
+		       " %-12s %6.3f %-20s %8" G_GINT64_FORMAT " %-8s %7" G_GINT64_FORMAT " %s\n",
 		       when ? when : "?", us % 1000000, json_object_get_int_member(h, "id"),
 		       str_of(h, "op"), json_object_get_double_member(h, "prob"), str_of(h, "seed"),
-		       json_object_get_int_member(h, "check"), draw, str_of(h, "path"));
+		       json_object_get_int_member(h, "check"), draw,
+		       json_object_get_int_member_with_default(h, "pid", 0), str_of(h, "path"));
+		if (json_object_has_member(h, "change"))
+			printf("     change %s: %s\n", str_of(h, "change"), str_of(h, "result"));
 		g_free(when);
 		if (t)
 			g_date_time_unref(t);

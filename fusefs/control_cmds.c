@@ -234,6 +234,10 @@ static char *cmd_stats(struct cfs_control *c, const char *args)
 	cfs_stats_transport(c, b);
 	cfs_stats_tree(c, b);
 	cfs_stats_record(c, b);
+	json_builder_set_member_name(b, "faults"); /* rules, their hits and tree changes */
+	json_builder_begin_object(b);
+	cfs_fault_stats(c->d->faults, b);
+	json_builder_end_object(b);
 	json_builder_set_member_name(b, "control");
 	json_builder_begin_object(b);
 	cfs_json_int(b, "clients", g_hash_table_size(c->clients));
@@ -464,7 +468,9 @@ static char *cmd_dump(struct cfs_control *c, const char *args)
 
 #define CFS_FAULT_USAGE                                                                            \
 	"usage: fault add op=OP path=GLOB [errno=E|short=N|nowrite] [prob=P] [seed=S] "            \
-	"[delay=MS] | fault remove ID | fault list | fault log | fault clear"
+	"[delay=MS] [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] "                       \
+	"[when=before|after change=LINE[; LINE...]] | fault remove ID | fault list | fault log | " \
+	"fault clear"
 
 /* "remove ID": a rule that is not there is an error, and nothing else changes. */
 static char *cfs_fault_remove_cmd(struct cfs_control *c, const char *arg)

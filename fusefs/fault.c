@@ -1,4 +1,5 @@
 #include "fault.h"
+#include "change.h"
 #include "errname.h"
 #include "json.h"
 
@@ -22,13 +23,27 @@ struct cfs_fault {
 	uint64_t seed; /* as given, for the list and the log */
 	uint64_t rng;  /* splitmix64 state: the same seed gives the same sequence of hits */
 	uint64_t checks, hits;
+	struct cfs_change *change; /* change rules: what they do to the tree */
+	bool after;		   /* ... after the matching request's reply, not before it */
+	/* how often: at the nth matching request only, or at most count times (0: unbounded);
+	 * change rules fire once unless told (how_set) */
+	uint64_t nth, count;
+	bool every, once, how_set, when_set;
+	/* who: only requests of this pid, this uid, this process name (has_: given) */
+	bool has_pid, has_uid;
+	uint32_t pid, uid;
+	char *comm;
 };
 
-/* One hit, as `fault log` shows it: enough to tell which draw of which seed fired. */
+/* One hit, as `fault log` shows it: enough to tell which draw of which seed fired, who sent
+ * the request, and what a change rule did. */
 struct cfs_fault_hit {
 	unsigned id;
 	int op;
 	char *path;
+	uint32_t pid, uid; /* the request's sender, as the kernel gave them */
+	char *change;	   /* a change rule's lines, and how they went (NULL: not a change) */
+	char *result;
 	double prob, draw; /* draw < 0: the rule always fires, nothing was drawn */
 	uint64_t seed, check;
 	gint64 time_us;
@@ -40,6 +55,8 @@ struct cfs_faults {
 	const char *unsent[CFS_OP_MAX];		     /* why an op never reaches us, or NULL */
 	struct cfs_fault_hit log[CFS_FAULT_LOG_MAX]; /* a ring: hit n at n % MAX */
 	uint64_t logged;
+	const char *no_change; /* why change rules are refused (a read-only mount), or NULL */
+	uint64_t changes, changes_failed;
 };
 
 /* A rule may give an errno's name or number (errname.h), up to what the kernel takes in a
@@ -52,7 +69,16 @@ static void cfs_fault_free(gpointer p)
 	struct cfs_fault *r = p;
 
 	g_free(r->glob);
+	g_free(r->comm);
+	cfs_change_free(r->change);
 	g_free(r);
+}
+
+static void cfs_fault_hit_free(struct cfs_fault_hit *h)
+{
+	g_free(h->path);
+	g_free(h->change);
+	g_free(h->result);
 }
 
 struct cfs_faults *cfs_faults_new(void)
@@ -73,7 +99,7 @@ void cfs_faults_free(struct cfs_faults *f)
 		return;
 	g_ptr_array_free(f->rules, TRUE);
 	for (size_t i = 0; i < CFS_FAULT_LOG_MAX; i++)
-		g_free(f->log[i].path);
+		cfs_fault_hit_free(&f->log[i]);
 	g_free(f);
 }
 
@@ -94,9 +120,23 @@ int cfs_fault_remove(struct cfs_faults *f, unsigned id)
 	return -ENOENT;
 }
 
+/* A rule that fired as often as it may stands no more: it is listed, never checked. */
+static bool cfs_fault_spent(const struct cfs_fault *r)
+{
+	return (r->nth && r->checks >= r->nth) || (r->count && r->hits >= r->count);
+}
+
 bool cfs_faults_active(const struct cfs_faults *f)
 {
-	return f && f->rules->len > 0;
+	for (guint i = 0; f && i < f->rules->len; i++)
+		if (!cfs_fault_spent(g_ptr_array_index(f->rules, i)))
+			return true;
+	return false;
+}
+
+void cfs_faults_no_change(struct cfs_faults *f, const char *why)
+{
+	f->no_change = why;
 }
 
 void cfs_faults_unsent(struct cfs_faults *f, enum cfs_op op, const char *why)
@@ -170,6 +210,33 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 		r->delay_ms = (unsigned)v;
 		return bad ? "delay must be 0..600000 ms" : NULL;
 	}
+	if (strcmp(key, "when") == 0) {
+		r->after = strcmp(val, "after") == 0;
+		r->when_set = true;
+		return r->after || strcmp(val, "before") == 0 ? NULL
+							      : "when must be before or after";
+	}
+	if (strcmp(key, "nth") == 0 || strcmp(key, "count") == 0) {
+		const char *bad = cfs_fault_number(val, UINT32_MAX, &v);
+		*(key[0] == 'n' ? &r->nth : &r->count) = v;
+		r->how_set = true;
+		return bad || !v ? "nth= and count= take 1..4294967295" : NULL;
+	}
+	if (strcmp(key, "pid") == 0 || strcmp(key, "uid") == 0) {
+		const char *bad = cfs_fault_number(val, UINT32_MAX, &v);
+		*(key[0] == 'p' ? &r->pid : &r->uid) = (uint32_t)v;
+		*(key[0] == 'p' ? &r->has_pid : &r->has_uid) = true;
+		return bad ? "pid= and uid= take a number" : NULL;
+	}
+	if (strcmp(key, "comm") == 0) {
+		g_free(r->comm);
+		r->comm = g_strdup(val);
+		/* the kernel keeps 15 bytes of a name (TASK_COMM_LEN): a longer one never matches
+		 */
+		return !*val || strlen(val) > 15 ? "comm= takes a process name of 1..15 bytes, as "
+						   "/proc/PID/comm shows it"
+						 : NULL;
+	}
 	if (strcmp(key, "short") == 0) {
 		const char *bad = cfs_fault_number(val, UINT32_MAX, &v);
 		r->short_len = (uint32_t)v;
@@ -222,10 +289,19 @@ static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_
 	int effects = (r->err != 0) + (r->short_len != 0) + r->nowrite;
 
 	*what = "add";
-	if (r->op < 0 || !r->glob || (!effects && !r->delay_ms))
-		return "needs op=, path= and errno=, short=, nowrite or delay=";
+	if (r->op < 0 || !r->glob || (!effects && !r->delay_ms && !r->change))
+		return "needs op=, path= and errno=, short=, nowrite, delay= or change=";
 	if (effects > 1)
 		return "errno=, short= and nowrite exclude each other";
+	if (r->change && (effects || r->delay_ms))
+		return "change= is a rule of its own: no errno=, short=, nowrite nor delay= with "
+		       "it";
+	if (r->change && f->no_change)
+		return f->no_change;
+	if ((r->nth != 0) + (r->count != 0) + r->every + r->once > 1)
+		return "once, every, nth= and count= exclude each other";
+	if (r->nth && r->prob < 1.0)
+		return "nth= fires at one request: no prob= with it";
 	if (r->op != CFS_OP_MAX && f->unsent[r->op]) {
 		*what = cfs_op_names[r->op];
 		return f->unsent[r->op];
@@ -259,6 +335,11 @@ static const char *cfs_fault_parse(struct cfs_fault *r, gchar **words, const cha
 			r->nowrite = true;
 			continue;
 		}
+		if (strcmp(*w, "every") == 0 || strcmp(*w, "once") == 0) {
+			*(**w == 'e' ? &r->every : &r->once) = true;
+			r->how_set = true;
+			continue;
+		}
 		if (!eq)
 			return "expected key=value";
 		*eq = '\0';
@@ -268,24 +349,46 @@ static const char *cfs_fault_parse(struct cfs_fault *r, gchar **words, const cha
 	return NULL;
 }
 
+/* "change=" as a word of ARGS: where it starts, or NULL. The change takes the rest of the
+ * line, blanks and all. */
+static const char *cfs_fault_change_word(const char *args)
+{
+	for (const char *p = strstr(args, "change="); p; p = strstr(p + 1, "change="))
+		if (p == args || p[-1] == ' ' || p[-1] == '\t')
+			return p;
+	return NULL;
+}
+
 int cfs_fault_add(struct cfs_faults *f, const char *args, char **err)
 {
 	struct cfs_fault *r = g_new0(struct cfs_fault, 1);
-	gchar **words = g_strsplit_set(args, " \t", -1);
+	const char *change = cfs_fault_change_word(args);
+	gchar *head = g_strndup(args, change ? (gsize)(change - args) : strlen(args));
+	gchar **words = g_strsplit_set(head, " \t", -1);
 	const char *bad, *what = "add";
+	char *why = NULL;
 
 	r->op = -1;
 	r->prob = 1.0;
+	r->after = true;
 	bad = cfs_fault_parse(r, words, &what);
+	if (!bad && change && !(r->change = cfs_change_parse(change + 7, &why)))
+		bad = why;
+	if (!bad && !change && r->when_set)
+		bad = "when= goes with change=";
 	if (!bad)
 		bad = cfs_fault_check(f, r, &what);
+	if (bad && !why) /* WHAT may point into WORDS */
+		why = g_strdup_printf("%s: %s", what, bad);
+	g_strfreev(words);
+	g_free(head);
 	if (bad) {
-		*err = g_strdup_printf("%s: %s", what, bad);
-		g_strfreev(words);
+		*err = why;
 		cfs_fault_free(r);
 		return -EINVAL;
 	}
-	g_strfreev(words);
+	if (r->once || (r->change && !r->how_set))
+		r->count = 1; /* a change happens once unless told otherwise */
 	r->id = f->next_id++;
 	g_ptr_array_add(f->rules, r);
 	return (int)r->id;
@@ -342,13 +445,66 @@ static double cfs_fault_draw(struct cfs_fault *r)
 }
 
 static void cfs_fault_logged(struct cfs_faults *f, const struct cfs_fault *r, int op,
-			     const char *path, double draw)
+			     const char *path, const struct cfs_fault_who *who, double draw)
 {
 	struct cfs_fault_hit *h = &f->log[f->logged++ % CFS_FAULT_LOG_MAX];
 
-	g_free(h->path);
-	*h = (struct cfs_fault_hit){r->id, op,	    g_strdup(path), r->prob,
-				    draw,  r->seed, r->checks,	    g_get_real_time()};
+	cfs_fault_hit_free(h);
+	*h = (struct cfs_fault_hit){.id = r->id,
+				    .op = op,
+				    .path = g_strdup(path),
+				    .pid = who ? who->pid : 0,
+				    .uid = who ? who->uid : 0,
+				    .change =
+					r->change ? g_strdup(cfs_change_text(r->change)) : NULL,
+				    .prob = r->prob,
+				    .draw = draw,
+				    .seed = r->seed,
+				    .check = r->checks,
+				    .time_us = g_get_real_time()};
+}
+
+void cfs_fault_changed(struct cfs_faults *f, const char *error)
+{
+	struct cfs_fault_hit *h;
+
+	if (!f->logged || !(h = &f->log[(f->logged - 1) % CFS_FAULT_LOG_MAX])->change)
+		return;
+	g_free(h->result);
+	h->result = g_strdup(error ? error : "applied");
+	f->changes++;
+	f->changes_failed += error != NULL;
+}
+
+/* The process name of PID, as /proc/PID/comm has it (without its newline), into BUF; false
+ * when the process is gone. */
+static bool cfs_fault_comm(uint32_t pid, char *buf, size_t size)
+{
+	char file[32];
+	FILE *in;
+	bool ok;
+
+	snprintf(file, sizeof(file), "/proc/%u/comm", pid);
+	in = fopen(file, "re");
+	if (!in)
+		return false;
+	ok = fgets(buf, (int)size, in) != NULL;
+	fclose(in);
+	buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+/* Is WHO (NULL: unknown) one the rule's filters take? */
+static bool cfs_fault_who_matches(const struct cfs_fault *r, const struct cfs_fault_who *who)
+{
+	char comm[64];
+
+	if (!r->has_pid && !r->has_uid && !r->comm)
+		return true;
+	if (!who || (r->has_pid && who->pid != r->pid) || (r->has_uid && who->uid != r->uid))
+		return false;
+	return !r->comm ||
+	       (cfs_fault_comm(who->pid, comm, sizeof(comm)) && strcmp(comm, r->comm) == 0);
 }
 
 static bool cfs_fault_is(const struct cfs_fault *r, enum cfs_fault_kind kind)
@@ -362,6 +518,34 @@ static bool cfs_fault_is(const struct cfs_fault *r, enum cfs_fault_kind kind)
 		return r->short_len != 0;
 	case CFS_FAULT_NOWRITE:
 		return r->nowrite;
+	case CFS_FAULT_CHANGE:
+		return r->change != NULL;
+	}
+	return false;
+}
+
+bool cfs_fault_match_who(struct cfs_faults *f, enum cfs_op op, const char *path,
+			 const struct cfs_fault_who *who, enum cfs_fault_kind kind,
+			 struct cfs_fault_effect *out)
+{
+	*out = (struct cfs_fault_effect){0};
+	for (guint i = 0; f && i < f->rules->len; i++) {
+		struct cfs_fault *r = g_ptr_array_index(f->rules, i);
+		double draw = -1;
+		if (!cfs_fault_is(r, kind) || cfs_fault_spent(r) ||
+		    (r->op != CFS_OP_MAX && r->op != (int)op) || fnmatch(r->glob, path, 0) != 0 ||
+		    !cfs_fault_who_matches(r, who))
+			continue;
+		r->checks++;
+		if (r->nth && r->checks != r->nth)
+			continue;
+		if (r->prob < 1.0 && (draw = cfs_fault_draw(r)) >= r->prob)
+			continue;
+		r->hits++;
+		cfs_fault_logged(f, r, op, path, who, draw);
+		*out = (struct cfs_fault_effect){r->err, r->delay_ms, r->short_len, r->change,
+						 r->after};
+		return true;
 	}
 	return false;
 }
@@ -369,22 +553,7 @@ static bool cfs_fault_is(const struct cfs_fault *r, enum cfs_fault_kind kind)
 bool cfs_fault_match(struct cfs_faults *f, enum cfs_op op, const char *path,
 		     enum cfs_fault_kind kind, struct cfs_fault_effect *out)
 {
-	*out = (struct cfs_fault_effect){0};
-	for (guint i = 0; f && i < f->rules->len; i++) {
-		struct cfs_fault *r = g_ptr_array_index(f->rules, i);
-		double draw = -1;
-		if (!cfs_fault_is(r, kind) || (r->op != CFS_OP_MAX && r->op != (int)op) ||
-		    fnmatch(r->glob, path, 0) != 0)
-			continue;
-		r->checks++;
-		if (r->prob < 1.0 && (draw = cfs_fault_draw(r)) >= r->prob)
-			continue;
-		r->hits++;
-		cfs_fault_logged(f, r, op, path, draw);
-		*out = (struct cfs_fault_effect){r->err, r->delay_ms, r->short_len};
-		return true;
-	}
-	return false;
+	return cfs_fault_match_who(f, op, path, NULL, kind, out);
 }
 
 static const char *cfs_fault_op_name(int op)
@@ -413,6 +582,21 @@ static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
 	cfs_json_int(b, "delay_ms", r->delay_ms);
 	cfs_json_int(b, "checks", (gint64)r->checks);
 	cfs_json_int(b, "hits", (gint64)r->hits);
+	cfs_json_str(b, "change", r->change ? cfs_change_text(r->change) : "", -1);
+	if (r->change)
+		cfs_json_str(b, "when", r->after ? "after" : "before", -1);
+	if (r->nth)
+		cfs_json_int(b, "nth", (gint64)r->nth);
+	if (r->count)
+		cfs_json_int(b, "count", (gint64)r->count);
+	if (r->has_pid)
+		cfs_json_int(b, "pid", r->pid);
+	if (r->has_uid)
+		cfs_json_int(b, "uid", r->uid);
+	if (r->comm)
+		cfs_json_str(b, "comm", r->comm, -1);
+	json_builder_set_member_name(b, "spent");
+	json_builder_add_boolean_value(b, cfs_fault_spent(r));
 	json_builder_end_object(b);
 }
 
@@ -443,6 +627,12 @@ static void cfs_fault_hit_json(const struct cfs_fault_hit *h, JsonBuilder *b)
 	else
 		json_builder_add_double_value(b, h->draw);
 	cfs_json_int(b, "time_us", h->time_us);
+	cfs_json_int(b, "pid", h->pid);
+	cfs_json_int(b, "uid", h->uid);
+	if (h->change) {
+		cfs_json_str(b, "change", h->change, -1);
+		cfs_json_str(b, "result", h->result ? h->result : "not applied", -1);
+	}
 	json_builder_end_object(b);
 }
 
@@ -457,4 +647,17 @@ void cfs_fault_log(const struct cfs_faults *f, JsonBuilder *b)
 	for (uint64_t n = first; n < f->logged; n++)
 		cfs_fault_hit_json(&f->log[n % CFS_FAULT_LOG_MAX], b);
 	json_builder_end_array(b);
+}
+
+void cfs_fault_stats(const struct cfs_faults *f, JsonBuilder *b)
+{
+	uint64_t live = 0;
+
+	for (guint i = 0; i < f->rules->len; i++)
+		live += !cfs_fault_spent(g_ptr_array_index(f->rules, i));
+	cfs_json_int(b, "rules", f->rules->len);
+	cfs_json_int(b, "rules_standing", (gint64)live);
+	cfs_json_int(b, "hits", (gint64)f->logged);
+	cfs_json_int(b, "changes", (gint64)f->changes);
+	cfs_json_int(b, "changes_failed", (gint64)f->changes_failed);
 }

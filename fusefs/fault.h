@@ -19,9 +19,14 @@ struct cfs_faults;
 struct cfs_faults *cfs_faults_new(void);
 void cfs_faults_free(struct cfs_faults *f);
 
-/* "op=NAME|any path=GLOB [errno=NAME|N] [short=N] [nowrite] [prob=P] [seed=S] [delay=MS]":
+/* "op=NAME|any path=GLOB [errno=NAME|N] [short=N] [nowrite] [prob=P] [seed=S] [delay=MS]
+ * [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] [when=before|after] [change=LINES]":
  * the new rule's id (> 0, never given twice by F), or -EINVAL with *err set to a malloc'ed
- * message. */
+ * message. change= takes the rest of ARGS: lines as change.h parses them (one that does not
+ * parse refuses the rule). A change rule fires once unless told (every, nth=N: at the Nth
+ * matching request only, count=N: at the first N); a rule that fired as often as it may is
+ * spent: listed, never checked again. pid=, uid= and comm= take only requests of that
+ * sender (the pid and uid the kernel puts in each request; comm as /proc/PID/comm). */
 int cfs_fault_add(struct cfs_faults *f, const char *args, char **err);
 /* The rules of FILE (-o faults=FILE), one a line as cfs_fault_add takes them; blank lines
  * and lines starting with '#' are skipped. 0, or -errno with *err a malloc'ed "FILE:LINE:
@@ -30,30 +35,58 @@ int cfs_faults_load(struct cfs_faults *f, const char *file, char **err);
 /* 0, or -ENOENT when no rule has that id (any more). */
 int cfs_fault_remove(struct cfs_faults *f, unsigned id);
 void cfs_fault_clear(struct cfs_faults *f);
-/* While any rule is active, the kernel may keep no answer (ops.c, gate.c). */
+/* While any rule stands (one not spent), the kernel may keep no answer (ops.c, gate.c). */
 bool cfs_faults_active(const struct cfs_faults *f);
+/* Change rules are refused from now on, WHY saying so (a read-only mount). WHY must outlive
+ * F. */
+void cfs_faults_no_change(struct cfs_faults *f, const char *why);
 /* The kernel never sends OP on this mount (WHY says so, and what to do instead): rules that
  * name it are refused rather than accepted and never hit. WHY must outlive F. */
 void cfs_faults_unsent(struct cfs_faults *f, enum cfs_op op, const char *why);
 /* Every rule with its id and counters, as a JSON array. */
 void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b);
 /* Members "hits" (total), "dropped" (older than the log keeps) and "log" (the latest hits,
- * oldest first: id, op, path, prob, seed, check, draw, time_us). */
+ * oldest first: id, op, path, prob, seed, check, draw, time_us, pid, uid; a change rule's
+ * change and result). */
 void cfs_fault_log(const struct cfs_faults *f, JsonBuilder *b);
+/* Members for `stats`: rules, rules_standing, hits, changes (applied or tried), changes_failed. */
+void cfs_fault_stats(const struct cfs_faults *f, JsonBuilder *b);
 
 /* Every kind acts where requests arrive (gate.c), before any operation: delay rules hold
  * a request back, then errno and nowrite rules answer it, short rules cut it. Each asks only
  * for its own kind, so none draws from another's random sequence. */
-enum cfs_fault_kind { CFS_FAULT_ERRNO, CFS_FAULT_DELAY, CFS_FAULT_SHORT, CFS_FAULT_NOWRITE };
-
-struct cfs_fault_effect {
-	int err;	    /* errno rules */
-	unsigned delay_ms;  /* delay rules */
-	uint32_t short_len; /* short rules: at most this many bytes */
+enum cfs_fault_kind {
+	CFS_FAULT_ERRNO,
+	CFS_FAULT_DELAY,
+	CFS_FAULT_SHORT,
+	CFS_FAULT_NOWRITE,
+	CFS_FAULT_CHANGE,
 };
 
-/* Does a rule of KIND fire for OP on PATH? Fills *out (zeroed when none) and logs the hit. */
+struct cfs_change;
+
+struct cfs_fault_effect {
+	int err;			 /* errno rules */
+	unsigned delay_ms;		 /* delay rules */
+	uint32_t short_len;		 /* short rules: at most this many bytes */
+	const struct cfs_change *change; /* change rules: F's, valid until F changes */
+	bool after;			 /* ... applied after the reply, not before the handler */
+};
+
+/* Who sent a request: the pid and uid the kernel gave in it. */
+struct cfs_fault_who {
+	uint32_t pid, uid;
+};
+
+/* Does a rule of KIND fire for OP on PATH sent by WHO (NULL: unknown, and rules that filter
+ * on the sender pass it by)? Fills *out (zeroed when none) and logs the hit. */
+bool cfs_fault_match_who(struct cfs_faults *f, enum cfs_op op, const char *path,
+			 const struct cfs_fault_who *who, enum cfs_fault_kind kind,
+			 struct cfs_fault_effect *out);
 bool cfs_fault_match(struct cfs_faults *f, enum cfs_op op, const char *path,
 		     enum cfs_fault_kind kind, struct cfs_fault_effect *out);
+/* The change of the hit just logged was applied (ERROR NULL) or failed (ERROR says why):
+ * noted in its log line and counted. */
+void cfs_fault_changed(struct cfs_faults *f, const char *error);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include "gate.h"
 
+#include "change.h"
 #include "fault.h"
 #include "notify.h"
 #include "ops.h"
@@ -65,9 +66,10 @@ static bool cfs_fault_nowrite(struct cfs_daemon *d, const struct fuse_in_header 
 			      const char *path, size_t size)
 {
 	struct cfs_fault_effect fx;
+	const struct cfs_fault_who who = {in->pid, in->uid};
 
 	if (size < sizeof(*in) + sizeof(struct fuse_write_in) ||
-	    !cfs_fault_match(d->faults, CFS_OP_write, path, CFS_FAULT_NOWRITE, &fx))
+	    !cfs_fault_match_who(d->faults, CFS_OP_write, path, &who, CFS_FAULT_NOWRITE, &fx))
 		return false;
 	struct fuse_out_header out = {0, 0, in->unique};
 	struct fuse_write_out w = {.size = ((const struct fuse_write_in *)(in + 1))->size};
@@ -81,6 +83,7 @@ static void cfs_fault_cut(struct cfs_daemon *d, struct fuse_in_header *in, enum 
 			  const char *path, size_t size)
 {
 	struct cfs_fault_effect fx;
+	const struct cfs_fault_who who = {in->pid, in->uid};
 	uint32_t *len;
 
 	if (op == CFS_OP_read && size >= sizeof(*in) + sizeof(struct fuse_read_in))
@@ -89,7 +92,8 @@ static void cfs_fault_cut(struct cfs_daemon *d, struct fuse_in_header *in, enum 
 		len = &((struct fuse_write_in *)(in + 1))->size;
 	else
 		return;
-	if (cfs_fault_match(d->faults, op, path, CFS_FAULT_SHORT, &fx) && *len > fx.short_len)
+	if (cfs_fault_match_who(d->faults, op, path, &who, CFS_FAULT_SHORT, &fx) &&
+	    *len > fx.short_len)
 		*len = fx.short_len;
 }
 
@@ -97,15 +101,14 @@ static void cfs_fault_cut(struct cfs_daemon *d, struct fuse_in_header *in, enum 
  * one place for every operation, so no rule is accepted that never fires. Short rules cut
  * it and let it pass. Init and the forgets have no reply (fault.c refuses rules on them). */
 static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, enum cfs_op op,
-			     size_t size)
+			     const char *path, size_t size)
 {
-	char path[RS_PATH_MAX];
 	struct cfs_fault_effect fx;
+	const struct cfs_fault_who who = {in->pid, in->uid};
 
 	if (cfs_op_nofault(op)) /* `op=any` rules pass these by */
 		return false;
-	cfs_request_path(d, in, size, path);
-	if (cfs_fault_match(d->faults, op, path, CFS_FAULT_ERRNO, &fx)) {
+	if (cfs_fault_match_who(d->faults, op, path, &who, CFS_FAULT_ERRNO, &fx)) {
 		cfs_count(d, op);
 		d->reply_errno = fx.err;
 		struct fuse_out_header out = {0, -fx.err, in->unique};
@@ -120,6 +123,31 @@ static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, en
 	return false;
 }
 
+/* Does a change rule fire for this request? Its effect into *FX. */
+static bool cfs_fault_change_due(struct cfs_daemon *d, const struct fuse_in_header *in,
+				 enum cfs_op op, const char *path, struct cfs_fault_effect *fx)
+{
+	const struct cfs_fault_who who = {in->pid, in->uid};
+
+	return !cfs_op_nofault(op) &&
+	       cfs_fault_match_who(d->faults, op, path, &who, CFS_FAULT_CHANGE, fx);
+}
+
+/* A change rule fired: its lines change the tree as control spec lines do (the tree records
+ * what they touch), and the flush queues what the kernel must forget, before any other
+ * request is served. The log says how it went. */
+static void cfs_fault_change(struct cfs_daemon *d, const struct cfs_fault_effect *fx)
+{
+	char *err = NULL;
+	int rc = cfs_change_apply(d->tree, fx->change, getuid(), getgid(), &err);
+
+	if (rc) /* fault log says it too */
+		g_debug("fault change: %s", err);
+	cfs_fault_changed(d->faults, rc ? err : NULL);
+	g_free(err);
+	cfs_coherence_flush(d);
+}
+
 /* Serve one request, timing our part of it for `stats`. */
 static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 {
@@ -127,6 +155,8 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	enum cfs_op op = buf->size >= sizeof(*in) ? cfs_op_of_opcode(in->opcode) : CFS_OP_MAX;
 	bool faults = op != CFS_OP_MAX && cfs_faults_active(d->faults);
 	uint64_t t0 = cfs_now_ns(), nodeid = buf->size >= sizeof(*in) ? in->nodeid : 0;
+	char path[RS_PATH_MAX] = "";
+	struct cfs_fault_effect change = {0};
 	/* What runs after the reply reads the request from a copy: a transport may give its
 	 * buffer to the next request once the reply is sent (io_uring's commit-and-fetch). The
 	 * recording needs the header, the fixed arguments and the names, not the data. */
@@ -136,7 +166,14 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	memcpy(copy, buf->mem, kept);
 	if (d->recorder && buf->size >= sizeof(*in))
 		cfs_record_expect(d, in);
-	if (!faults || !cfs_fault_answer(d, in, op, buf->size)) {
+	if (faults && !cfs_op_nofault(op)) {
+		cfs_request_path(d, in, buf->size, path);
+		cfs_fault_change_due(d, in, op, path, &change);
+	}
+	/* before: the request is served from the changed tree */
+	if (change.change && !change.after)
+		cfs_fault_change(d, &change);
+	if (!faults || !cfs_fault_answer(d, in, op, path, buf->size)) {
 		fuse_session_process_buf(d->se, buf);
 		/* while rules stand, what the kernel keeps of an answer goes, so the next
 		 * call reaches the rules (CFS_OPS' keeps) */
@@ -145,6 +182,10 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 		/* a handler flushes before it replies; whatever it left recorded still goes now */
 		cfs_coherence_flush(d);
 	}
+	/* after: its reply went from the old tree; the next request, whoever sent it, meets the
+	 * new one (while a rule stands the kernel keeps no answer, so the next syscall asks) */
+	if (change.change && change.after)
+		cfs_fault_change(d, &change);
 	cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
 	cfs_record_request(d, copy, kept, t0);
 }
@@ -182,7 +223,8 @@ static bool cfs_maybe_delay(struct cfs_gate *g, const struct fuse_buf *buf, size
 		return false;
 	cfs_request_path(g->d, in, size, path);
 	/* over the ring the request keeps its entry while held: the transport bounds that */
-	if (!cfs_fault_match(g->d->faults, op, path, CFS_FAULT_DELAY, &fx) ||
+	const struct cfs_fault_who who = {in->pid, in->uid};
+	if (!cfs_fault_match_who(g->d->faults, op, path, &who, CFS_FAULT_DELAY, &fx) ||
 	    !cfs_transport_hold(g->d->transport))
 		return false;
 	struct cfs_delayed *dl = calloc(1, sizeof(*dl));

@@ -289,6 +289,9 @@ static int cfs_session_open(struct cfs_daemon *d, struct fuse_args *args)
 	    d->opts.loop == CFS_LOOP_LIBFUSE_MT ? &cfs_mt_ops : &cfs_ops;
 
 	d->faults = cfs_faults_new(); /* first: a bad rules file leaves nothing made */
+	if (d->opts.read_only)
+		cfs_faults_no_change(d->faults, "the mount is read-only (-o ro): no rule may "
+						"change the tree");
 	if (d->opts.faults && cfs_session_faults(d))
 		return 2;
 	if (cfs_transport_new(d, &d->transport) || cfs_open_control(d) || cfs_open_record(d))

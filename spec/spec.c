@@ -36,37 +36,47 @@ struct spec_keyword {
 static const struct spec_keyword spec_keywords[] = {CFS_SPEC_KEYWORDS(SPEC_KEYWORD)};
 #undef SPEC_KEYWORD
 
+/* The words of line [P, END) into L, its keyword into *KW and its attributes into A: 0, or
+ * -EINVAL with the message in C (*KW NULL: a blank line). Nothing is run. */
+static int spec_parse_line(struct spec_ctx *c, const char *p, const char *end, struct spec_line *l,
+			   const struct spec_keyword **out, struct spec_attrs *a)
+{
+	const struct spec_keyword *kw = NULL;
+	int err = spec_lex(c, p, end, l);
+
+	*out = NULL;
+	if (err || l->npos + l->nattr == 0)
+		return err;
+	if (l->npos == 0)
+		return spec_fail(c, "missing keyword");
+	for (size_t i = 0; i < G_N_ELEMENTS(spec_keywords); i++)
+		if (strlen(spec_keywords[i].name) == l->pos[0].len &&
+		    memcmp(spec_keywords[i].name, l->pos[0].s, l->pos[0].len) == 0)
+			kw = &spec_keywords[i];
+	if (!kw) {
+		char *q = spec_quoted(l->pos[0].s, l->pos[0].len);
+		spec_fail(c, "unknown keyword %s", spec_q(q));
+		free(q);
+		return -EINVAL;
+	}
+	if (l->npos - 1 < kw->min_args)
+		return spec_fail(c, "%s: missing argument (%s)", kw->name, kw->usage);
+	if (l->npos - 1 > kw->max_args)
+		return spec_fail(c, "%s: too many arguments (%s)", kw->name, kw->usage);
+	*out = kw;
+	return spec_parse_attrs(c, kw->name, kw->attrs, l, a);
+}
+
 /* Run one line [P, END) against the tree, leaving its undo log for the caller to commit or
  * roll back. */
 static int spec_run_line(struct spec_ctx *c, const char *p, const char *end)
 {
 	struct spec_line l;
 	struct spec_attrs a = {0};
-	const struct spec_keyword *kw = NULL;
-	int err = spec_lex(c, p, end, &l);
+	const struct spec_keyword *kw;
+	int err = spec_parse_line(c, p, end, &l, &kw, &a);
 
-	if (err || l.npos + l.nattr == 0)
-		return err;
-	if (l.npos == 0)
-		return spec_fail(c, "missing keyword");
-	for (size_t i = 0; i < G_N_ELEMENTS(spec_keywords); i++)
-		if (strlen(spec_keywords[i].name) == l.pos[0].len &&
-		    memcmp(spec_keywords[i].name, l.pos[0].s, l.pos[0].len) == 0)
-			kw = &spec_keywords[i];
-	if (!kw) {
-		char *q = spec_quoted(l.pos[0].s, l.pos[0].len);
-		spec_fail(c, "unknown keyword %s", spec_q(q));
-		free(q);
-		return -EINVAL;
-	}
-	if (l.npos - 1 < kw->min_args)
-		return spec_fail(c, "%s: missing argument (%s)", kw->name, kw->usage);
-	if (l.npos - 1 > kw->max_args)
-		return spec_fail(c, "%s: too many arguments (%s)", kw->name, kw->usage);
-	err = spec_parse_attrs(c, kw->name, kw->attrs, &l, &a);
-	if (!err)
-		err = kw->run(c, &l, &a);
-	return err;
+	return err || !kw ? err : kw->run(c, &l, &a);
 }
 
 static int spec_ctx_init(struct spec_ctx *c, struct cfs_tree *t, const char *name,
@@ -269,6 +279,30 @@ int cfs_spec_apply_line(struct cfs_tree *t, const char *line, const struct cfs_s
 		rc = spec_fail(&c, "one line expected");
 	if (!rc)
 		rc = spec_do_line(&c, line, line + len, true);
+	if (rc && !c.err)
+		spec_fail_errno(&c, rc, "%s", spec_strerror(rc));
+	*err = c.err;
+	spec_ctx_free(&c);
+	return rc;
+}
+
+int cfs_spec_check_line(const char *line, char **err)
+{
+	struct spec_ctx c;
+	struct spec_line l;
+	struct spec_attrs a = {0};
+	const struct spec_keyword *kw = NULL;
+	size_t len = strlen(line);
+	int rc = spec_ctx_init(&c, NULL, "line", NULL);
+
+	*err = NULL;
+	c.line = 1;
+	if (!rc && (len > CFS_SPEC_MAX_LINE || memchr(line, '\n', len)))
+		rc = spec_fail(&c, "one line of at most %d bytes expected", CFS_SPEC_MAX_LINE);
+	if (!rc)
+		rc = spec_parse_line(&c, line, line + len, &l, &kw, &a);
+	if (!rc && !kw)
+		rc = spec_fail(&c, "an empty line");
 	if (rc && !c.err)
 		spec_fail_errno(&c, rc, "%s", spec_strerror(rc));
 	*err = c.err;

@@ -87,6 +87,12 @@ int cfs_spec_load_file(struct cfs_tree *t, const char *path, const struct cfs_sp
 int cfs_spec_apply_line(struct cfs_tree *t, const char *line, const struct cfs_spec_defaults *def,
 			char **err);
 
+/* Whether LINE is one spec line that parses (a known keyword, its arguments' count, its
+ * attributes), without running it: 0, or -EINVAL with *err a malloc'ed message as
+ * cfs_spec_apply_line's. What depends on the tree (a path taken, a parent missing) is only
+ * known when the line runs. */
+int cfs_spec_check_line(const char *line, char **err);
+
 /* The embedded default tree served when no spec is given. */
 extern const char cfs_default_spec[];
 

@@ -3,3 +3,9 @@
 # modules name it by its path, as their rules are read before this file.
 $(BUILD)/tests/check_main.o: CFLAGS += $(CFLAGS_CHECK)
 -include tests/resolver.mk
+
+# cfs-race-check: a program's lstat-then-open, for the races made on purpose (mount_race.sh)
+TEST_BINS += $(BUILD)/cfs-race-check
+$(BUILD)/cfs-race-check: $(BUILD)/tests/race_check.o
+	$(CC) $(LDFLAGS) -o $@ $^
+SHELL_TESTS += tests/mount_race.sh

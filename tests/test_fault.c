@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Add ARGS; the id, or -EINVAL with the message in *msg (freed by the caller). */
 static int add(struct cfs_faults *f, const char *args, char **msg)
@@ -58,12 +59,38 @@ START_TEST(test_refused_rules_say_why)
 	    {"op=forget path=/x errno=EIO", "nothing waits for its reply"},
 	    {"op=read path=/x errno", "expected key=value"},
 	    {"op=read path=/x colour=red", "unknown key"},
+	    /* change rules: every line must parse, and the rule is one of its own */
+	    {"op=getattr path=/x change=", "an empty line"},
+	    {"op=getattr path=/x change=frob /x", "unknown keyword"},
+	    {"op=getattr path=/x change=link /x", "missing argument"},
+	    {"op=getattr path=/x change=dir /a; link /b", "change line 2"},
+	    {"op=getattr path=/x change=dir /a;", "an empty line"},
+	    {"op=getattr path=/x change=rename /a", "rename FROM TO"},
+	    {"op=getattr path=/x change=exchange /a /b /c", "exchange A B"},
+	    {"op=getattr path=/x change=unlink a", "absolute"},
+	    {"op=getattr path=/x change=rmdir /", "absolute"},
+	    {"op=getattr path=/x change=unlink /a/../b", "no \".\" nor"},
+	    {"op=getattr path=/x change=file /f size=-1", "size"},
+	    {"op=nosuch path=/x change=unlink /x", "unknown op"},
+	    {"op=getattr path=/x errno=EIO change=unlink /x", "a rule of its own"},
+	    {"op=getattr path=/x delay=5 change=unlink /x", "a rule of its own"},
+	    {"op=getattr path=/x when=after errno=EIO", "when= goes with change="},
+	    {"op=getattr path=/x when=soon change=unlink /x", "before or after"},
+	    {"op=getattr path=/x nth=0 change=unlink /x", "nth= and count="},
+	    {"op=getattr path=/x nth=2 count=3 change=unlink /x", "exclude each other"},
+	    {"op=getattr path=/x nth=2 prob=0.5 errno=EIO", "nth= fires at one"},
+	    {"op=getattr path=/x count=2 every errno=EIO", "exclude each other"},
+	    {"op=getattr path=/x every count=2 errno=EIO", "exclude each other"},
+	    {"op=getattr path=/x once every errno=EIO", "exclude each other"},
+	    {"op=getattr path=/x pid=-3 errno=EIO", "pid= and uid="},
+	    {"op=getattr path=/x comm=sixteen-bytes-xx errno=EIO", "1..15 bytes"},
 	};
 	struct cfs_faults *f = cfs_faults_new();
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *msg = NULL;
-		ck_assert_int_eq(add(f, cases[i].args, &msg), -EINVAL);
+		ck_assert_msg(add(f, cases[i].args, &msg) == -EINVAL, "%s: accepted",
+			      cases[i].args);
 		ck_assert_msg(msg && strstr(msg, cases[i].why), "%s: got '%s'", cases[i].args, msg);
 		g_free(msg);
 	}
@@ -249,6 +276,117 @@ START_TEST(test_the_log_names_the_draw)
 }
 END_TEST
 
+START_TEST(test_a_change_rule_fires_once_unless_told)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+
+	ck_assert_int_gt(add(f, "op=getattr path=/d/f change=replace /d /p", NULL), 0);
+	ck_assert(cfs_faults_active(f));
+	/* other kinds do not see it */
+	ck_assert(!cfs_fault_match(f, CFS_OP_getattr, "/d/f", CFS_FAULT_ERRNO, &fx));
+	ck_assert(cfs_fault_match(f, CFS_OP_getattr, "/d/f", CFS_FAULT_CHANGE, &fx));
+	ck_assert_ptr_nonnull(fx.change);
+	ck_assert(fx.after); /* the default */
+	/* spent: never again, and it keeps the kernel from caching no more */
+	ck_assert(!cfs_fault_match(f, CFS_OP_getattr, "/d/f", CFS_FAULT_CHANGE, &fx));
+	ck_assert(!cfs_faults_active(f));
+	cfs_faults_free(f);
+}
+END_TEST
+
+/* The hits of ARGS over 6 matching requests, as "010000". */
+static void hits_of(const char *args, char *out)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+
+	ck_assert_int_gt(add(f, args, NULL), 0);
+	for (int i = 0; i < 6; i++)
+		out[i] = cfs_fault_match(f, CFS_OP_lookup, "/x", CFS_FAULT_CHANGE, &fx) ? '1' : '0';
+	out[6] = '\0';
+	cfs_faults_free(f);
+}
+
+START_TEST(test_how_often_a_rule_fires)
+{
+	static const struct {
+		const char *args, *hits;
+	} cases[] = {
+	    {"op=lookup path=/x change=dir /a", "100000"},
+	    {"op=lookup path=/x once change=dir /a", "100000"},
+	    {"op=lookup path=/x every change=dir /a", "111111"},
+	    {"op=lookup path=/x nth=3 change=dir /a", "001000"},
+	    {"op=lookup path=/x count=4 change=dir /a", "111100"},
+	    {"op=lookup path=/x when=before count=2 change=dir /a", "110000"},
+	};
+	char got[8];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		hits_of(cases[i].args, got);
+		ck_assert_msg(strcmp(got, cases[i].hits) == 0, "%s: %s", cases[i].args, got);
+	}
+}
+END_TEST
+
+START_TEST(test_who_takes_only_that_sender)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	const struct cfs_fault_who me = {(uint32_t)getpid(), 0}, other = {1, 0}, user = {1, 65534};
+
+	add(f, "op=getattr path=/a pid=1 every errno=EIO", NULL);
+	add(f, "op=getattr path=/b uid=65534 errno=EIO", NULL);
+	add(f, "op=getattr path=/c comm=test_fault errno=EIO", NULL);
+	ck_assert(!cfs_fault_match_who(f, CFS_OP_getattr, "/a", &me, CFS_FAULT_ERRNO, &fx));
+	ck_assert(cfs_fault_match_who(f, CFS_OP_getattr, "/a", &other, CFS_FAULT_ERRNO, &fx));
+	/* an unknown sender never passes a filter */
+	ck_assert(!cfs_fault_match(f, CFS_OP_getattr, "/a", CFS_FAULT_ERRNO, &fx));
+	ck_assert(!cfs_fault_match_who(f, CFS_OP_getattr, "/b", &me, CFS_FAULT_ERRNO, &fx));
+	ck_assert(cfs_fault_match_who(f, CFS_OP_getattr, "/b", &user, CFS_FAULT_ERRNO, &fx));
+	/* comm is read from /proc: this process's name, not init's */
+	ck_assert(!cfs_fault_match_who(f, CFS_OP_getattr, "/c", &other, CFS_FAULT_ERRNO, &fx));
+	ck_assert(cfs_fault_match_who(f, CFS_OP_getattr, "/c", &me, CFS_FAULT_ERRNO, &fx));
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_the_log_names_the_sender_and_the_change)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	const struct cfs_fault_who who = {4242, 7};
+	char *s;
+
+	add(f, "op=lookup path=/x count=2 change=unlink /x; dir \"/a b\"", NULL);
+	cfs_fault_match_who(f, CFS_OP_lookup, "/x", &who, CFS_FAULT_CHANGE, &fx);
+	cfs_fault_changed(f, NULL);
+	cfs_fault_match_who(f, CFS_OP_lookup, "/x", &who, CFS_FAULT_CHANGE, &fx);
+	cfs_fault_changed(f, "line 1 (unlink /x): No such file or directory");
+	s = log_text(f);
+	ck_assert_ptr_nonnull(strstr(s, "\"pid\":4242,\"uid\":7"));
+	ck_assert_ptr_nonnull(strstr(s, "\"change\":\"unlink /x; dir \\\"/a b\\\"\""));
+	ck_assert_ptr_nonnull(strstr(s, "\"result\":\"applied\""));
+	ck_assert_ptr_nonnull(strstr(s, "\"result\":\"line 1 (unlink /x): No such"));
+	g_free(s);
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_a_read_only_mount_refuses_change_rules)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	char *msg = NULL;
+
+	cfs_faults_no_change(f, "the mount is read-only");
+	ck_assert_int_eq(add(f, "op=getattr path=/x change=unlink /x", &msg), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(msg, "read-only"));
+	g_free(msg);
+	ck_assert_int_gt(add(f, "op=getattr path=/x errno=EIO", NULL), 0);
+	cfs_faults_free(f);
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
@@ -263,6 +401,11 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_a_seed_gives_the_same_hits);
 	tcase_add_test(tc, test_the_log_keeps_the_latest_hits_and_counts_the_rest);
 	tcase_add_test(tc, test_the_log_names_the_draw);
+	tcase_add_test(tc, test_a_change_rule_fires_once_unless_told);
+	tcase_add_test(tc, test_how_often_a_rule_fires);
+	tcase_add_test(tc, test_who_takes_only_that_sender);
+	tcase_add_test(tc, test_the_log_names_the_sender_and_the_change);
+	tcase_add_test(tc, test_a_read_only_mount_refuses_change_rules);
 	suite_add_tcase(s, tc);
 	return s;
 }

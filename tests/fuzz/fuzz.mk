@@ -23,7 +23,7 @@ FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o $(CFS_TREE_SRCS:.c=.
 # invalidations it queues (with no notifier they send nothing). The FUSE operations do not.
 # Compiled as the daemon's own files are (fusefs/module.mk).
 FUZZ_DAEMON_OBJS := $(addprefix $(FUZZ_BUILD)/fusefs/,control.o control_cmds.o fault.o \
-	coherence.o follow.o optable.o links.o paths.o notify.o latency.o record.o record_log.o \
+	change.o coherence.o follow.o optable.o links.o paths.o notify.o latency.o record.o record_log.o \
 	transport.o errname.o json.o)
 FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(patsubst $(BUILD)/%,$(FUZZ_BUILD)/%,$(PC_OBJS))
 $(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \

@@ -93,6 +93,10 @@ static const struct fz_rule fz_rules[] = {
     {"op=write path=* nowrite", 0, 0},
     {"op=write path=/files/* short=1", 0, 0},
     {"op=any path=/deep/* errno=EACCES prob=0.7 seed=3", 0, 0},
+    /* tree changes between requests: before a handler, after a reply, one that fails */
+    {"op=lookup path=* every when=before change=replace /chains /files", 0, 0},
+    {"op=getattr path=* every change=rename /files /f2; exchange /f2 /deep", 0, 0},
+    {"op=any path=* prob=0.2 seed=5 change=dir /x/y; rmdir /x/y; unlink /nothing", 0, 0},
 };
 
 /* A request: its opcode and what its body holds (a fixed argument of ARG bytes, then
@@ -151,6 +155,7 @@ struct fz_state {
 	uint32_t always_opcode; /* an ALWAYS rule's op while it stands, else 0 */
 	int always_err;
 	_Alignas(8) char reply[FZ_REPLY_MAX]; /* read as struct fuse_out_header */
+	struct fuse_out_header last;	      /* the last reply read (a notification is none) */
 };
 
 static ssize_t fz_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -194,6 +199,7 @@ static void fz_check_reply(struct fz_state *z, ssize_t n)
 		fz_fail("a reply of %zd bytes says len %u", n, n >= 4 ? oh->len : 0);
 	if (oh->unique == 0)
 		return;
+	z->last = *oh;
 	if (oh->error > 0 || oh->error < -FZ_REPLY_ERRNO_MAX)
 		fz_fail("reply to %llu carries error %d", (unsigned long long)oh->unique,
 			oh->error);
@@ -241,9 +247,10 @@ static void fz_send(struct fz_state *z, void *buf, size_t size, bool wants_reply
 	if (wants_reply && !z->delays && z->nwaiting != unanswered - 1)
 		fz_fail("opcode %u not answered at once, with no delay rule standing", in->opcode);
 	/* answered now (not held back by a delay rule): by the errno rule, if one stands for
-	 * every path of its op; the reply read last is its */
+	 * every path of its op; the reply read last is its (a change rule's invalidations may
+	 * follow it) */
 	if (wants_reply && z->always_opcode == in->opcode && z->nwaiting < unanswered) {
-		const struct fuse_out_header *oh = (const void *)z->reply;
+		const struct fuse_out_header *oh = &z->last;
 		if (oh->unique != in->unique || oh->error != -z->always_err)
 			fz_fail("opcode %u under an errno rule on every path: answered %d, not %d",
 				in->opcode, oh->error, -z->always_err);

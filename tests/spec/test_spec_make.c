@@ -247,6 +247,37 @@ START_TEST(test_apply_line_adds_and_fails_cleanly)
 }
 END_TEST
 
+/* check_line: what parses, without running it (a fault rule's change is checked so) */
+START_TEST(test_check_line_parses_and_runs_nothing)
+{
+	static const struct {
+		const char *line, *err; /* err NULL: it parses */
+	} cases[] = {
+	    {"link /a/b /nowhere", NULL},
+	    {"hardlink /x /missing", NULL}, /* what the tree holds is known when it runs */
+	    {"file /f \"a;b\" mode=0600", NULL},
+	    {"frob /x", "unknown keyword"},
+	    {"link /x", "missing argument"},
+	    {"dir /a /b", "too many arguments"},
+	    {"dir /a colour=red", "colour"},
+	    {"", "an empty line"},
+	    {"dir /a\ndir /b", "one line"},
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		char *err = NULL;
+		int rc = cfs_spec_check_line(cases[i].line, &err);
+		if (!cases[i].err) {
+			ck_assert_msg(rc == 0 && !err, "%s: %s", cases[i].line, err);
+			continue;
+		}
+		ck_assert_msg(rc == -EINVAL && err && strstr(err, cases[i].err), "%s: %d %s",
+			      cases[i].line, rc, err);
+		free(err);
+	}
+}
+END_TEST
+
 static long alloc_calls, alloc_fail_at;
 
 static void *failing_realloc(void *p, size_t n)
@@ -436,6 +467,7 @@ void spec_make_tests(TCase *kw, TCase *atomic)
 	tcase_add_test(kw, test_comments_blank_lines_and_hash_inside_words);
 	tcase_add_test(kw, test_quoted_key_is_content);
 	tcase_add_test(atomic, test_apply_line_adds_and_fails_cleanly);
+	tcase_add_test(atomic, test_check_line_parses_and_runs_nothing);
 	tcase_add_loop_test(atomic, test_apply_line_is_atomic_under_allocation_failure, 0,
 			    G_N_ELEMENTS(atomic_lines));
 	tcase_add_loop_test(atomic, test_apply_line_is_atomic_when_spec_allocations_fail, 0,

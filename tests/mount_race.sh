@@ -1,0 +1,149 @@
+#!/bin/sh
+# Races on purpose (issue 27): a fault rule with change= swaps a directory for a link exactly
+# between a program's check (lstat) and its use (open), so the TOCTOU race reproduces every
+# time. In each follow mode: cfs-race-check's open lands on the planted file in every run
+# with the rule, in none without it, and in none when the rule names another pid or uid;
+# `before`, nth=, several lines, the log and stats; bad rules are refused and leave the rules
+# and the tree as they were.
+. "$(dirname "$0")/lib.sh"
+
+RACE=$BUILD/cfs-race-check
+RUNS=${RACE_RUNS:-100}
+cat >"$T/spec" <<'SPEC'
+dir /race
+file /race/planted/f "planted\n"
+dir /keep
+file /keep/x "x\n"
+SPEC
+
+# runs MNT TAG RULE: RUNS times, a fresh /race/TAG$i/f and (unless RULE is "-") the rule RULE
+# with @ standing for that directory (fired once, it is spent: it stands no more), then the
+# check; prints how many opens landed on the planted file
+runs() {
+	_m=$1 _tag=$2 _rule=$3 _n=0
+	for _i in $(seq "$RUNS"); do
+		_d=/race/$_tag$_i
+		ctl file "$_d/f" 'original\n' >/dev/null || echo "could not make $_d/f" >&2
+		if [ "$_rule" != - ]; then
+			# shellcheck disable=SC2086 # the rule's words
+			ctl fault add $(printf '%s' "$_rule" | sed "s|@|$_d|g") >/dev/null ||
+				echo "rule refused: $_rule" >&2
+		fi
+		case $("$RACE" "$_m$_d/f" "$_m/race/planted/f") in
+		planted) _n=$((_n + 1)) ;;
+		original) ;;
+		*) echo "run $_i: $("$RACE" "$_m$_d/f" "$_m/race/planted/f")" >&2 ;;
+		esac
+	done
+	ctl fault clear >/dev/null # the spent rules, and those that never fired
+	echo "$_n"
+}
+# faults KEY: that number of `stats`' faults
+faults() {
+	raw stats | python3 -c 'import json, sys; print(json.load(sys.stdin)["faults"][sys.argv[1]])' "$1"
+}
+# raw_all_hits_have_pid: every hit in the log names the pid that sent its request
+raw_all_hits_have_pid() {
+	raw 'fault log' | python3 -c 'import json, sys
+log = json.load(sys.stdin)["log"]
+sys.exit(not log or any(h["pid"] <= 0 for h in log))'
+}
+# rules: how many rules `fault list` shows
+rules() {
+	raw 'fault list' | python3 -c 'import json, sys; print(len(json.load(sys.stdin)["faults"]))'
+}
+# refused WHAT RULE: `fault add RULE` is an error naming WHAT; no rule added, tree as before
+refused() {
+	_before=$(rules)
+	ctl dump >"$T/before.spec"
+	_out=$(ctl fault add $2 2>&1)
+	_rc=$?
+	check "refused: $2 ($_out)" test $_rc -ne 0
+	check "... saying why" has "$_out" "$1"
+	check "... no rule added" test "$(rules)" = "$_before"
+	ctl dump >"$T/after.spec"
+	same_output "... the tree" "$T/before.spec" "$T/after.spec"
+}
+
+swap='op=getattr path=@/f change=replace @ /race/planted'
+for mode in kernel collapse server; do
+	M=$T/$mode
+	SOCK=$T/$mode.sock
+	mount_cfs "$M" -o "ctl=$SOCK,follow=$mode" "$T/spec" || {
+		fail "mount $mode"
+		continue
+	}
+	ctl stats reset >/dev/null
+	n=$(runs "$M" a "when=after $swap")
+	check "$mode: after the lstat, the open lands on the planted file ($n of $RUNS)" \
+		test "$n" -eq "$RUNS"
+	check "$mode: stats counts each change" test "$(faults changes)" -eq "$RUNS"
+	check "$mode: ... none failed" test "$(faults changes_failed)" -eq 0
+	n=$(runs "$M" b -)
+	check "$mode: without the rule, never ($n of $RUNS)" test "$n" -eq 0
+	n=$(runs "$M" c "pid=1 $swap")
+	check "$mode: a rule for another pid: never ($n of $RUNS)" test "$n" -eq 0
+	check "$mode: ... and it never fired" test "$(faults changes)" -eq "$RUNS"
+	n=$(RUNS=5 runs "$M" d "uid=65534 $swap")
+	check "$mode: a rule for another uid: never ($n of 5)" test "$n" -eq 0
+	n=$(RUNS=5 runs "$M" e "comm=cfs-race-check $swap")
+	check "$mode: a rule for the checker's name: every time ($n of 5)" test "$n" -eq 5
+	n=$(RUNS=5 runs "$M" f "op=getattr path=@/f change=rename @ @.old; link @ /race/planted")
+	check "$mode: two lines, a rename and a link: every time ($n of 5)" test "$n" -eq 5
+	# before: the lookup of the directory already meets the link
+	ctl file /race/g/f 'original\n' >/dev/null
+	ctl fault add op=lookup path=/race/g when=before change=replace /race/g /race/planted \
+		>/dev/null
+	check "$mode: before: the request itself sees the new tree" \
+		test "$(cat "$M/race/g/f")" = planted
+	log=$(ctl fault log)
+	check "$mode: fault log shows the change" has "$log" "change replace /race/g /race/planted: applied"
+	check "$mode: ... and who sent the request" raw_all_hits_have_pid
+	ctl fault clear >/dev/null
+	# nth=2: the second lstat-and-open pair of the same path
+	ctl file /race/h/f 'original\n' >/dev/null
+	ctl fault add op=getattr path=/race/h/f nth=2 change=replace /race/h /race/planted >/dev/null
+	check "$mode: nth=2: not at the first match" test "$("$RACE" "$M/race/h/f" "$M/race/planted/f")" = original
+	r=$("$RACE" "$M/race/h/f" "$M/race/planted/f")
+	check "$mode: nth=2: at the second ($r)" test "$r" = planted
+	check "$mode: ... then it is spent" has "$(raw 'fault list')" '"spent":true'
+	ctl fault clear >/dev/null
+	unmount_cfs "$M"
+done
+
+# --- bad rules: a clear error, no rule added, the tree unchanged ----------------------------
+M=$T/bad
+SOCK=$T/bad.sock
+mount_cfs "$M" -o "ctl=$SOCK" "$T/spec" || { fail "mount"; finish; exit 1; }
+ctl fault add op=getattr path=/keep/none errno=EIO >/dev/null # one rule stands meanwhile
+refused "unknown op" "op=getattrr path=/keep/x change=unlink /keep/x"
+refused "unknown keyword" "op=getattr path=/keep/x change=frobnicate /keep/x"
+refused "missing argument" "op=getattr path=/keep/x change=unlink /keep/x; link /keep/y"
+refused "rename FROM TO" "op=getattr path=/keep/x change=rename /keep/x"
+refused "absolute" "op=getattr path=/keep/x change=unlink keep/x"
+refused "an empty line" "op=getattr path=/keep/x change=unlink /keep/x;"
+refused "when must be" "op=getattr path=/keep/x when=later change=unlink /keep/x"
+refused "when= goes with change=" "op=getattr path=/keep/x when=after errno=EIO"
+refused "is a rule of its own" "op=getattr path=/keep/x errno=EIO change=unlink /keep/x"
+refused "nth= and count=" "op=getattr path=/keep/x nth=0 change=unlink /keep/x"
+refused "comm=" "op=getattr path=/keep/x comm=a-name-of-sixteen change=unlink /keep/x"
+refused "pid= and uid=" "op=getattr path=/keep/x pid=me change=unlink /keep/x"
+# a change that parses but fails when it runs: logged and counted, the tree as it was
+ctl dump >"$T/before.spec"
+ctl fault add op=getattr path=/keep/x change=rmdir /keep >/dev/null
+stat "$M/keep/x" >/dev/null
+check "a change that fails is logged with why" has "$(ctl fault log)" "rmdir /keep): Directory not empty"
+check "... and counted" test "$(faults changes_failed)" -eq 1
+ctl dump >"$T/after.spec"
+same_output "... the tree" "$T/before.spec" "$T/after.spec"
+check "the daemon keeps serving" test "$(cat "$M/keep/x")" = x
+ctl fault clear >/dev/null
+unmount_cfs "$M"
+
+# a read-only mount refuses change rules, saying why
+M=$T/ro
+SOCK=$T/ro.sock
+mount_cfs "$M" -o "ctl=$SOCK,ro" "$T/spec" || { fail "mount ro"; finish; exit 1; }
+refused "read-only" "op=getattr path=/keep/x change=unlink /keep/x"
+unmount_cfs "$M"
+finish
