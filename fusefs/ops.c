@@ -119,6 +119,8 @@ int cfs_walk(struct cfs_daemon *d, const struct rs_cred *cred, uint32_t start, c
 	    .limits = d->opts.limits,
 	    .cred = cred,
 	    .budget = d->walk_budget,
+	    .root_alias = d->root_alias,
+	    .root_alias_len = d->root_alias_len,
 	};
 	uint64_t t0 = cfs_now_ns();
 	int err = rs_resolve(&ctx, start, path, flags, res);
