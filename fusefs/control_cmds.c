@@ -368,7 +368,9 @@ static char *cmd_resolve(struct cfs_control *c, const char *args)
 	struct rs_ctx plain = {.ops = &cfs_tree_rs_ops,
 			       .tree = c->d->tree,
 			       .root = CFS_ROOT,
-			       .limits = c->d->opts.limits};
+			       .limits = c->d->opts.limits,
+			       .root_alias = c->d->root_alias,
+			       .root_alias_len = c->d->root_alias_len};
 	uint64_t t0 = cfs_now_ns();
 	rs_resolve(&plain, CFS_ROOT, args, flags, &res);
 	uint64_t ns = cfs_now_ns() - t0;

@@ -126,6 +126,12 @@ struct cfs_daemon {
 	 * (each walk its own budget) where no request is served. */
 	uint32_t walk_left;
 	uint32_t *walk_budget;
+	/* The mount point's path (libfuse made it canonical), which link bodies may name the
+	 * tree's root by: a link made through the mount, `ln -s "$PWD/data"`, names the tree's
+	 * /data in every walk (rs_ctx.root_alias). NULL (and 0) where there is none: "/" and
+	 * the unit tests. */
+	const char *root_alias;
+	size_t root_alias_len;
 };
 
 /* libfuse's operation tables: our loop and libfuse's; its multi-threaded loop's (mt.c),

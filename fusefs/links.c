@@ -47,8 +47,8 @@ static ssize_t cfs_safe_target(const struct cfs_daemon *d, uint32_t link, char *
 	/* Any other answer names where the in-root walk of the target gets to, climbing with
 	 * the up name: no ".." and no host path, so no rename racing the kernel's walk, no hard
 	 * link elsewhere and no cached body can take it out of the mount. */
-	err = cfs_inroot_walk(d->tree, lim, &cfs_anyone, d->walk_budget, link, &at, &rest, &end,
-			      &as_stored);
+	err = cfs_inroot_walk(d->tree, lim, &cfs_anyone, d->walk_budget, d->root_alias, link, &at,
+			      &rest, &end, &as_stored);
 	if (err)
 		return err;
 	ssize_t n = cfs_answer_path(d, link, at, out);
@@ -91,7 +91,9 @@ static int cfs_resolve(const struct cfs_daemon *d, const struct rs_cred *cred, u
 			     .root = CFS_ROOT,
 			     .limits = d->opts.limits,
 			     .cred = cred,
-			     .budget = d->walk_budget};
+			     .budget = d->walk_budget,
+			     .root_alias = d->root_alias,
+			     .root_alias_len = d->root_alias_len};
 	char path[RS_NAME_MAX + 1];
 
 	memcpy(path, name, len);

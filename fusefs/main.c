@@ -549,6 +549,10 @@ int main(int argc, char *argv[])
 	}
 	d.opts.spec = c.npositional == 2 ? c.positional[0] : NULL;
 	d.opts.mountpoint = fo.mountpoint;
+	if (fo.mountpoint[0] == '/' && fo.mountpoint[1] != '\0') {
+		d.root_alias = fo.mountpoint;
+		d.root_alias_len = strlen(fo.mountpoint);
+	}
 	d.tree = cfs_build_tree(d.opts.spec, d.opts.max_data, d.opts.max_meta);
 	if (d.tree) /* every change from now on, for the kernel's caches (coherence.c) */
 		cfs_tree_record(d.tree, &d.changes);

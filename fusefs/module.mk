@@ -90,6 +90,7 @@ SHELL_TESTS += tests/doc_examples.sh
 SHELL_TESTS += tests/spec_from.sh
 SHELL_TESTS += tests/man_options.sh
 SHELL_TESTS += tests/materialize_bytes.sh
+SHELL_TESTS += tests/mount_selfpath.sh
 # check-uring runs them all again over the ring (CHAINFS_TRANSPORT=uring) but for those
 # whose script says "# check: once: why"; "# check: alone: why" keeps a script from running
 # beside another (tools/check.sh)

@@ -278,8 +278,11 @@ static int rs_follow(struct rs_walk *w, const char *name, size_t len)
 			return err;
 	}
 	rs_trace(w, RS_STEP_LINK, name, len, w->link, body, blen);
-	if (*body == '/' && (err = rs_jump_root(w)))
-		return err;
+	if (*body == '/') {
+		w->p += rs_alias_skip(c->root_alias, c->root_alias_len, body, blen);
+		if ((err = rs_jump_root(w)))
+			return err;
+	}
 	if (rs_repeats(w)) {
 		w->res->cycle = 1;
 		return -ELOOP;
@@ -318,6 +321,13 @@ static int rs_walk(struct rs_walk *w)
 	if (w->must_dir && w->ctx->ops->kind(w->ctx->tree, w->cur) != RS_DIR)
 		return -ENOTDIR;
 	return 0;
+}
+
+size_t rs_alias_skip(const char *alias, size_t alias_len, const char *body, size_t len)
+{
+	if (!alias || alias_len == 0 || len < alias_len || memcmp(body, alias, alias_len) != 0)
+		return 0;
+	return len == alias_len || body[alias_len] == '/' ? alias_len : 0;
 }
 
 int rs_resolve(const struct rs_ctx *ctx, uint64_t start, const char *path, unsigned flags,

@@ -117,6 +117,12 @@ struct rs_ctx {
 	 * walk once per entry it lists). A walk may take at most this many, and RS_WALK_BUDGET,
 	 * and subtracts what it took; past it, ELOOP. NULL: RS_WALK_BUDGET for this walk. */
 	uint32_t *budget;
+	/* Optional: another spelling of the root for absolute link bodies (a mount's own path on
+	 * the host, so that a link made with it names the place in the tree). A body that begins
+	 * with these root_alias_len bytes followed by '/' or its end walks from the root past
+	 * them (rs_alias_skip); a path given to rs_resolve() is never rewritten. NULL: none. */
+	const char *root_alias;
+	size_t root_alias_len;
 	/* Optional allocator for spilled frames (tests inject failures). NULL: realloc/free. */
 	void *(*realloc_fn)(void *ptr, size_t size);
 	void (*free_fn)(void *ptr);
@@ -152,5 +158,11 @@ struct rs_result {
  */
 int rs_resolve(const struct rs_ctx *ctx, uint64_t start, const char *path, unsigned flags,
 	       struct rs_result *res);
+
+/* How many leading bytes of the absolute BODY (LEN bytes) the root alias ALIAS (ALIAS_LEN
+ * bytes, see rs_ctx.root_alias) stands for: ALIAS_LEN when BODY begins with ALIAS followed by
+ * '/' or its end, else 0 (also for a NULL or empty ALIAS). A shared string prefix alone
+ * ("/mnt-other" for "/mnt") is not the alias. */
+size_t rs_alias_skip(const char *alias, size_t alias_len, const char *body, size_t len);
 
 #endif

@@ -712,6 +712,58 @@ START_TEST(test_trace_reports_steps_in_order)
 }
 END_TEST
 
+/* ---- root_alias: another spelling of the root in absolute bodies ---- */
+
+/* The alias names the root in a body: what follows it is walked from there. */
+START_TEST(test_alias_in_a_body_is_the_root)
+{
+	ctx.root_alias = "/mnt/x";
+	ctx.root_alias_len = 6;
+	mt_link(m, d, "self", "/mnt/x/f");
+	mt_link(m, d, "top", "/mnt/x");
+	mt_link(m, d, "top2", "/mnt/x//d/");
+	mt_link(m, d, "updot", "/mnt/x/../f");
+	expect_node("d/self", RS_FOLLOW, f);
+	expect_node("d/top", RS_FOLLOW, root);
+	expect_node("d/top2", RS_FOLLOW, d);
+	expect_node("d/updot", RS_FOLLOW, f); /* ".." at the root stays there */
+}
+END_TEST
+
+/* Only the alias then '/' or the end: a shared string prefix is a path of the tree's own. */
+START_TEST(test_alias_prefix_of_a_name_is_not_the_alias)
+{
+	uint64_t mnt = mt_dir(m, root, "mnt");
+	uint64_t xf = mt_file(m, mt_dir(m, mnt, "xy"), "f");
+
+	ctx.root_alias = "/mnt/x";
+	ctx.root_alias_len = 6;
+	mt_link(m, root, "px", "/mnt/xy/f");
+	mt_link(m, root, "dbl", "//mnt/x/f");
+	expect_node("px", RS_FOLLOW, xf);
+	expect_err("dbl", RS_FOLLOW, ENOENT); /* not the alias byte for byte: the tree's /mnt/x */
+}
+END_TEST
+
+/* The path given to rs_resolve is the caller's: never rewritten, nor are relative bodies. */
+START_TEST(test_alias_leaves_paths_and_relative_bodies)
+{
+	uint64_t x = mt_dir(m, mt_dir(m, root, "mnt"), "x");
+	uint64_t xf = mt_file(m, x, "f");
+
+	ctx.root_alias = "/mnt/x";
+	ctx.root_alias_len = 6;
+	mt_link(m, root, "rel", "mnt/x/f");
+	expect_node("/mnt/x/f", 0, xf);
+	expect_node("rel", RS_FOLLOW, xf);
+	ck_assert_uint_eq(rs_alias_skip("/mnt/x", 6, "/mnt/x", 6), 6);
+	ck_assert_uint_eq(rs_alias_skip("/mnt/x", 6, "/mnt/x/", 7), 6);
+	ck_assert_uint_eq(rs_alias_skip("/mnt/x", 6, "/mnt/xy", 7), 0);
+	ck_assert_uint_eq(rs_alias_skip("/mnt/x", 6, "/mnt", 4), 0);
+	ck_assert_uint_eq(rs_alias_skip(NULL, 0, "/mnt/x", 6), 0);
+}
+END_TEST
+
 static Suite *edge_suite(void)
 {
 	Suite *s = suite_create("resolver edge cases");
@@ -767,6 +819,9 @@ static Suite *edge_suite(void)
 	     {test_unsearchable_dir_is_eacces, test_unsearchable_dir_can_still_be_the_result,
 	      test_search_permission_by_owner_group_and_other}},
 	    {"trace", {test_trace_reports_steps_in_order}},
+	    {"alias",
+	     {test_alias_in_a_body_is_the_root, test_alias_prefix_of_a_name_is_not_the_alias,
+	      test_alias_leaves_paths_and_relative_bodies}},
 	};
 	int nchain = (int)(sizeof(chain_limits) / sizeof(chain_limits[0]));
 	int nnest = (int)(sizeof(nest_limits) / sizeof(nest_limits[0]));

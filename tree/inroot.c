@@ -45,13 +45,13 @@ bool cfs_target_may_climb(const char *target, size_t len)
 	return (len > 0 && target[0] == '/') || cfs_last_dotdot(target, target + len);
 }
 
-/* Walk [P, LAST) in-root from *AT, following links on the way with LIMITS. *at ends where
- * the walk got to and *stop where it stopped: at LAST, or at the component that failed
- * (missing, under a non-directory, a link that does not resolve), which the answer keeps so
- * that the kernel fails there too. 0, or -ENOMEM. */
+/* Walk [P, LAST) in-root from *AT, following links on the way with LIMITS and ALIAS (as
+ * rs_ctx.root_alias). *at ends where the walk got to and *stop where it stopped: at LAST, or
+ * at the component that failed (missing, under a non-directory, a link that does not
+ * resolve), which the answer keeps so that the kernel fails there too. 0, or -ENOMEM. */
 static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, const struct rs_cred *cred,
-		     uint32_t *budget, uint32_t *at, const char *p, const char *last,
-		     const char **stop, bool *at_root)
+		     uint32_t *budget, const char *alias, uint32_t *at, const char *p,
+		     const char *last, const char **stop, bool *at_root)
 {
 	uint32_t own = RS_WALK_BUDGET; /* one walk's worth for all of them, without BUDGET */
 	struct rs_ctx ctx = {.ops = &cfs_tree_rs_ops,
@@ -59,7 +59,9 @@ static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, const st
 			     .root = CFS_ROOT,
 			     .limits = limits,
 			     .cred = cred,
-			     .budget = budget ? budget : &own};
+			     .budget = budget ? budget : &own,
+			     .root_alias = alias,
+			     .root_alias_len = alias ? strlen(alias) : 0};
 	const char *name;
 	uint32_t next;
 	size_t n;
@@ -97,11 +99,11 @@ static int cfs_climb(const struct cfs_tree *t, struct rs_limits limits, const st
 
 /* cfs_inroot_walk from DIR, the directory of the name LINK is reached by. */
 static int cfs_inroot_walk_in(const struct cfs_tree *t, struct rs_limits limits,
-			      const struct rs_cred *cred, uint32_t *budget, uint32_t link,
-			      uint32_t dir, uint32_t *at, const char **rest, const char **end,
-			      bool *as_stored)
+			      const struct rs_cred *cred, uint32_t *budget, const char *alias,
+			      uint32_t link, uint32_t dir, uint32_t *at, const char **rest,
+			      const char **end, bool *as_stored)
 {
-	const char *target;
+	const char *target, *p;
 	size_t len;
 	bool at_root = false;
 	int err = cfs_tree_readlink(t, link, &target, &len);
@@ -110,19 +112,22 @@ static int cfs_inroot_walk_in(const struct cfs_tree *t, struct rs_limits limits,
 		return err;
 	*end = target + len;
 	*at = target[0] == '/' ? CFS_ROOT : dir;
-	const char *last = cfs_last_dotdot(target, *end);
-	*rest = target;
-	err = last ? cfs_climb(t, limits, cred, budget, at, target, last, rest, &at_root) : 0;
+	/* the alias names the root: what follows it is walked from there, as after a "/" */
+	p = target[0] == '/' && alias ? target + rs_alias_skip(alias, strlen(alias), target, len)
+				      : target;
+	const char *last = cfs_last_dotdot(p, *end);
+	*rest = p;
+	err = last ? cfs_climb(t, limits, cred, budget, alias, at, p, last, rest, &at_root) : 0;
 	*as_stored = target[0] != '/' && !at_root && (!last || *rest == last);
 	return err;
 }
 
 int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, const struct rs_cred *cred,
-		    uint32_t *budget, uint32_t link, uint32_t *at, const char **rest,
-		    const char **end, bool *as_stored)
+		    uint32_t *budget, const char *alias, uint32_t link, uint32_t *at,
+		    const char **rest, const char **end, bool *as_stored)
 {
-	return cfs_inroot_walk_in(t, limits, cred, budget, link, cfs_tree_parent(t, link), at, rest,
-				  end, as_stored);
+	return cfs_inroot_walk_in(t, limits, cred, budget, alias, link, cfs_tree_parent(t, link),
+				  at, rest, end, as_stored);
 }
 
 ssize_t cfs_inroot_append(char *out, size_t n, const char *p, const char *end, const char *up)
@@ -165,7 +170,9 @@ ssize_t cfs_inroot_target(const struct cfs_tree *t, struct rs_limits limits, uin
 		return (ssize_t)len;
 	}
 	bool as_stored;
-	err = cfs_inroot_walk_in(t, limits, NULL, NULL, link, dir, &at, &rest, &end, &as_stored);
+	/* a copy has no mount point: no alias */
+	err = cfs_inroot_walk_in(t, limits, NULL, NULL, NULL, link, dir, &at, &rest, &end,
+				 &as_stored);
 	if (err)
 		return err;
 	if (as_stored) { /* on a copy that nobody changes, the kernel's walk is the same */

@@ -25,10 +25,13 @@ bool cfs_target_may_climb(const char *target, size_t len);
  * the failing name and what follows. *as_stored: the target is relative, the walk went
  * through and no ".." was taken at the root, so the kernel's walk of the stored target means
  * the same (as long as the tree stays as it is). BUDGET (rs_ctx.budget, NULL: one walk's)
- * bounds all the walks the climb makes together. 0, -ENOMEM, -EINVAL (not a link). */
+ * bounds all the walks the climb makes together. ALIAS (NUL-terminated, or NULL: none): another
+ * spelling of the root in absolute targets, the target's and those of links on the way
+ * (rs_ctx.root_alias): a target that begins with it is walked from the root past it, and
+ * [*rest, *end) never holds it. 0, -ENOMEM, -EINVAL (not a link). */
 int cfs_inroot_walk(const struct cfs_tree *t, struct rs_limits limits, const struct rs_cred *cred,
-		    uint32_t *budget, uint32_t link, uint32_t *at, const char **rest,
-		    const char **end, bool *as_stored);
+		    uint32_t *budget, const char *alias, uint32_t link, uint32_t *at,
+		    const char **rest, const char **end, bool *as_stored);
 /* Append the components of [P, END) to the path OUT[0..N) (RS_PATH_MAX bytes), each ".."
  * written as UP and a trailing slash after them kept. UP: "." for a copy (past a failed walk
  * a ".." would climb from wherever the tree has changed; "." still fails under a file), the
