@@ -19,6 +19,8 @@
  */
 #include "replay_int.h"
 
+#include "record_kind.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -114,7 +116,7 @@ static int at_lstat(int dfd, const char *name, const struct replay_line *l, int 
 
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno;
-	seen->kind = replay_kind_letter(st.st_mode);
+	seen->kind = cfs_kind_letter(st.st_mode);
 	seen->size = st.st_size;
 	return 0;
 }
@@ -201,10 +203,10 @@ static char dirent_kind(int fd, const struct dirent64 *de)
 	struct stat st;
 
 	if (de->d_type != DT_UNKNOWN)
-		return replay_kind_letter((unsigned)de->d_type << 12); /* a DT_ is S_IF >> 12 */
+		return cfs_kind_letter((unsigned)de->d_type << 12); /* a DT_ is S_IF >> 12 */
 	if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return '?';
-	return replay_kind_letter(st.st_mode);
+	return cfs_kind_letter(st.st_mode);
 }
 
 /* The whole listing, its names and kinds into SEEN ("." and ".." left out, as recorded). */

@@ -63,8 +63,6 @@ struct replay_seen {
 	GHashTable *listing; /* name -> kind letter (GINT_TO_POINTER), NULL when not listed */
 };
 void replay_seen_clear(struct replay_seen *s);
-/* The kind letter (record.h) of a stat mode. */
-char replay_kind_letter(unsigned mode);
 
 /* What earlier lines leave to later ones: listings under way (a listing's chunks are lines of
  * their own) and the paths whose size replay cannot know (a write or setattr, which it does

@@ -7,6 +7,8 @@
  */
 #include "replay_int.h"
 
+#include "record_kind.h"
+
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <stdbool.h>
@@ -137,7 +139,7 @@ static bool replay_op_name_ok(const char *op)
 
 static bool replay_letter_ok(char k)
 {
-	return k && strchr("dlfpscb?", k);
+	return k == '?' || cfs_kind_name(k);
 }
 
 /* "" or K:NAME/K:NAME..., each NAME not empty (record.h). */

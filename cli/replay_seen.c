@@ -13,6 +13,8 @@
  */
 #include "replay_int.h"
 
+#include "record_kind.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -48,50 +50,11 @@ void replay_seen_clear(struct replay_seen *s)
 	*s = (struct replay_seen){0};
 }
 
-char replay_kind_letter(unsigned mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFDIR:
-		return 'd';
-	case S_IFLNK:
-		return 'l';
-	case S_IFREG:
-		return 'f';
-	case S_IFIFO:
-		return 'p';
-	case S_IFSOCK:
-		return 's';
-	case S_IFCHR:
-		return 'c';
-	case S_IFBLK:
-		return 'b';
-	default:
-		return '?';
-	}
-}
-
 static const char *kind_name(char k)
 {
-	switch (k) {
-	case 'd':
-		return "directory";
-	case 'l':
-		return "link";
-	case 'f':
-		return "file";
-	case 'p':
-		return "fifo";
-	case 's':
-		return "socket";
-	case 'c':
-		return "character device";
-	case 'b':
-		return "block device";
-	case 0:
-		return "none";
-	default:
-		return "unknown kind";
-	}
+	const char *name = cfs_kind_name(k);
+
+	return name ? name : k ? "unknown kind" : "none";
 }
 
 /* A name or body as it may be shown on a terminal, quoted (control bytes escaped). */

@@ -11,6 +11,7 @@
  * got, whichever handler or fault rule answered.
  */
 #include "record.h"
+#include "record_kind.h"
 
 #include "daemon.h"
 #include "ops.h"
@@ -167,28 +168,6 @@ static void cfs_record_extras(struct cfs_daemon *d, const struct fuse_in_header 
 }
 
 /* ---- what the reply showed ---- */
-
-static char cfs_kind_letter(uint32_t mode)
-{
-	switch (mode & S_IFMT) {
-	case S_IFDIR:
-		return 'd';
-	case S_IFLNK:
-		return 'l';
-	case S_IFREG:
-		return 'f';
-	case S_IFIFO:
-		return 'p';
-	case S_IFSOCK:
-		return 's';
-	case S_IFCHR:
-		return 'c';
-	case S_IFBLK:
-		return 'b';
-	default:
-		return '?';
-	}
-}
 
 /* "K:NAME" after the entries so far; false when it does not fit or cannot be told apart (a
  * name with a '/' or a NUL, which no reply of ours holds). "." and ".." are left out. */

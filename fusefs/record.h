@@ -10,8 +10,9 @@
  * "to" (rename's new path), "target" (symlink's), "mode" (mkdir, mknod, create) and "offset"
  * (readdir, readdirplus); and what a successful reply showed the caller: "kind" and "size"
  * (lookup, getattr), "body" (readlink), "entries" (readdir, readdirplus: "K:NAME/K:NAME...",
- * "." and ".." left out). A kind is one letter: d l f p s c b (directory, link, regular
- * file, fifo, socket, character and block device).
+ * "." and ".." left out). A kind is one letter (record_kind.h): d l f p s c b (directory,
+ * link, regular file, fifo, socket, character and block device).
+ *
  * "v" is the format's version: 2 since the reply's members came; a line without it is
  * version 1 (errnos only), which replay still reads.
  * Opcodes chainfs has no handler for (statx, ...) are answered by libfuse itself, unseen:
