@@ -17,8 +17,9 @@
 
 /* An operation's name as the recorder writes it: a libfuse handler's, the kernel's
  * (statx), or opcode_N. The recording formats replay reads: 1 (no "v": errnos only) and 2
- * (what replies showed). */
-enum { REPLAY_OP_MAX = 32, REPLAY_VERSION_MAX = 2 };
+ * (what replies showed) and 3 (a fault rule's trigger on a line of its own, which replay
+ * skips: it runs no rules). */
+enum { REPLAY_OP_MAX = 32, REPLAY_VERSION_MAX = 3 };
 
 /* One request as the recording has it. Strings are owned (replay_line_clear). */
 struct replay_line {
@@ -41,10 +42,13 @@ struct replay_line {
  * nothing to free). Only a flat JSON object whose members have the recorder's types is a
  * line: op (a name), path or path_hex (a string), errno (an errno or null) and ns are
  * needed; to/to_hex, target, mode, t_ns, nodeid, pid and result are checked when present,
- * and so are version 2's v (1 or 2: a newer format is refused), kind (a kind letter), size,
+ * and so are version 2's v (1 to 3: a newer format is refused), kind (a kind letter), size,
  * offset, body/body_hex and entries/entries_hex (K:NAME/...). */
 int replay_line_parse(const char *line, size_t len, struct replay_line *l, char *why,
 		      size_t whylen);
+/* replay_line_parse's answer for a trigger line (record.h: "trigger" and no "op"), whose v
+ * and trigger were checked; L then holds nothing to free. */
+enum { REPLAY_TRIGGER = 1 };
 void replay_line_clear(struct replay_line *l);
 
 /* What replay_at makes of a line besides an errno (>= 0). */

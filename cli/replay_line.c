@@ -164,7 +164,7 @@ static const char *replay_fill_shown(JsonObject *o, struct replay_line *l)
 		if (v < 1)
 			return "\"v\" is not a format version";
 		if (v > REPLAY_VERSION_MAX)
-			return "recorded in a newer format (\"v\" above 2) than this replay reads";
+			return "recorded in a newer format (\"v\" above 3) than this replay reads";
 		l->version = (int)v;
 	}
 	if (json_object_has_member(o, "kind")) {
@@ -214,6 +214,24 @@ static const char *replay_fill(JsonObject *o, struct replay_line *l)
 	return replay_fill_shown(o, l);
 }
 
+/* What replay_trigger answers for a line it takes. */
+static const char replay_is_trigger[] = "a trigger";
+
+/* A fault rule's trigger (record.h, version 3): nothing to replay, but its version and rule
+ * id are checked as a request's are. replay_is_trigger, or the reason it is not one. */
+static const char *replay_trigger(JsonObject *o)
+{
+	JsonNode *v = json_object_get_member(o, "v"), *id = json_object_get_member(o, "trigger");
+
+	if (!v || !replay_kind_ok(v, K_INT) || json_node_get_int(v) < 3)
+		return "a trigger line without \"v\" of 3 or more: not a recorded line";
+	if (json_node_get_int(v) > REPLAY_VERSION_MAX)
+		return "recorded in a newer format (\"v\" above 3) than this replay reads";
+	if (!replay_kind_ok(id, K_INT))
+		return "\"trigger\" is not a rule's id";
+	return replay_is_trigger;
+}
+
 int replay_line_parse(const char *line, size_t len, struct replay_line *l, char *why, size_t whylen)
 {
 	JsonParser *p = json_parser_new();
@@ -228,8 +246,15 @@ int replay_line_parse(const char *line, size_t len, struct replay_line *l, char 
 		bad = "not JSON";
 	else if (!(root = json_parser_get_root(p)) || !JSON_NODE_HOLDS_OBJECT(root))
 		bad = "not a JSON object: not a recorded request";
+	else if (!json_object_has_member(json_node_get_object(root), "op") &&
+		 json_object_has_member(json_node_get_object(root), "trigger"))
+		bad = replay_trigger(json_node_get_object(root));
 	else if (!json_object_has_member(json_node_get_object(root), "op"))
 		bad = "no \"op\": not a recorded request";
+	if (bad == replay_is_trigger) {
+		g_object_unref(p);
+		return REPLAY_TRIGGER;
+	}
 	if (!bad && (name = replay_bad_member(json_node_get_object(root), &kind))) {
 		snprintf(why, whylen, "\"%s\" is not %s", name, replay_kind_names[kind]);
 		g_object_unref(p);

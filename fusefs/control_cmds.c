@@ -198,6 +198,8 @@ static const char *const cfs_stats_levels[] = {
     "kernel.path_nodeids",
     "kernel.lookups",
     "control.clients",
+    "faults.rules",
+    "faults.rules_standing",
 };
 
 static void cfs_stats_levels_json(JsonBuilder *b)
@@ -222,6 +224,7 @@ static char *cmd_stats(struct cfs_control *c, const char *args)
 		struct cfs_transport_stats t;
 		cfs_transport_stats(c->d->transport, &t);
 		c->ring_base = t.ring_requests;
+		cfs_fault_stats_reset(c->d->faults);
 	} else if (*args) {
 		return cfs_json_error("usage: stats [reset]");
 	}

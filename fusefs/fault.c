@@ -57,6 +57,7 @@ struct cfs_faults {
 	uint64_t logged;
 	const char *no_change; /* why change rules are refused (a read-only mount), or NULL */
 	uint64_t changes, changes_failed;
+	uint64_t logged_base; /* logged at `stats reset`: logged itself numbers the log */
 };
 
 /* A rule may give an errno's name or number (errname.h), up to what the kernel takes in a
@@ -543,8 +544,8 @@ bool cfs_fault_match_who(struct cfs_faults *f, enum cfs_op op, const char *path,
 			continue;
 		r->hits++;
 		cfs_fault_logged(f, r, op, path, who, draw);
-		*out = (struct cfs_fault_effect){r->err, r->delay_ms, r->short_len, r->change,
-						 r->after};
+		*out = (struct cfs_fault_effect){r->err,    r->delay_ms, r->short_len,
+						 r->change, r->after,	 r->id};
 		return true;
 	}
 	return false;
@@ -640,7 +641,7 @@ void cfs_fault_log(const struct cfs_faults *f, JsonBuilder *b)
 {
 	uint64_t first = f->logged > CFS_FAULT_LOG_MAX ? f->logged - CFS_FAULT_LOG_MAX : 0;
 
-	cfs_json_int(b, "hits", (gint64)f->logged);
+	cfs_json_int(b, "hits", (gint64)(f->logged - f->logged_base));
 	cfs_json_int(b, "dropped", (gint64)first);
 	json_builder_set_member_name(b, "log");
 	json_builder_begin_array(b);
@@ -657,7 +658,13 @@ void cfs_fault_stats(const struct cfs_faults *f, JsonBuilder *b)
 		live += !cfs_fault_spent(g_ptr_array_index(f->rules, i));
 	cfs_json_int(b, "rules", f->rules->len);
 	cfs_json_int(b, "rules_standing", (gint64)live);
-	cfs_json_int(b, "hits", (gint64)f->logged);
+	cfs_json_int(b, "hits", (gint64)(f->logged - f->logged_base));
 	cfs_json_int(b, "changes", (gint64)f->changes);
 	cfs_json_int(b, "changes_failed", (gint64)f->changes_failed);
+}
+
+void cfs_fault_stats_reset(struct cfs_faults *f)
+{
+	f->logged_base = f->logged;
+	f->changes = f->changes_failed = 0;
 }

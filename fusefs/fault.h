@@ -49,8 +49,11 @@ void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b);
  * oldest first: id, op, path, prob, seed, check, draw, time_us, pid, uid; a change rule's
  * change and result). */
 void cfs_fault_log(const struct cfs_faults *f, JsonBuilder *b);
-/* Members for `stats`: rules, rules_standing, hits, changes (applied or tried), changes_failed. */
+/* Members for `stats`: rules, rules_standing (levels), hits, changes (applied or tried),
+ * changes_failed (counts since the mount or the last cfs_fault_stats_reset). */
 void cfs_fault_stats(const struct cfs_faults *f, JsonBuilder *b);
+/* `stats reset`: the counts start again; the log, and each rule's own hits, stay. */
+void cfs_fault_stats_reset(struct cfs_faults *f);
 
 /* Every kind acts where requests arrive (gate.c), before any operation: delay rules hold
  * a request back, then errno and nowrite rules answer it, short rules cut it. Each asks only
@@ -71,6 +74,7 @@ struct cfs_fault_effect {
 	uint32_t short_len;		 /* short rules: at most this many bytes */
 	const struct cfs_change *change; /* change rules: F's, valid until F changes */
 	bool after;			 /* ... applied after the reply, not before the handler */
+	unsigned id;			 /* the rule's */
 };
 
 /* Who sent a request: the pid and uid the kernel gave in it. */

@@ -136,14 +136,24 @@ static bool cfs_fault_change_due(struct cfs_daemon *d, const struct fuse_in_head
 /* A change rule fired: its lines change the tree as control spec lines do (the tree records
  * what they touch), and the flush queues what the kernel must forget, before any other
  * request is served. The log says how it went. */
-static void cfs_fault_change(struct cfs_daemon *d, const struct cfs_fault_effect *fx)
+static void cfs_fault_change(struct cfs_daemon *d, uint32_t pid, enum cfs_op op, const char *path,
+			     const struct cfs_fault_effect *fx)
 {
 	char *err = NULL;
 	int rc = cfs_change_apply(d->tree, fx->change, getuid(), getgid(), &err);
+	const struct cfs_record_trigger t = {.t_ns = cfs_now_ns(),
+					     .id = fx->id,
+					     .pid = pid,
+					     .on = cfs_op_names[op],
+					     .path = path,
+					     .after = fx->after,
+					     .change = cfs_change_text(fx->change),
+					     .error = rc ? err : NULL};
 
 	if (rc) /* fault log says it too */
 		g_debug("fault change: %s", err);
 	cfs_fault_changed(d->faults, rc ? err : NULL);
+	cfs_record_trigger(d, &t);
 	g_free(err);
 	cfs_coherence_flush(d);
 }
@@ -157,6 +167,7 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	uint64_t t0 = cfs_now_ns(), nodeid = buf->size >= sizeof(*in) ? in->nodeid : 0;
 	char path[RS_PATH_MAX] = "";
 	struct cfs_fault_effect change = {0};
+	uint32_t change_pid = 0; /* who sent the request a change rule fired on */
 	/* What runs after the reply reads the request from a copy: a transport may give its
 	 * buffer to the next request once the reply is sent (io_uring's commit-and-fetch). The
 	 * recording needs the header, the fixed arguments and the names, not the data. */
@@ -169,10 +180,11 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	if (faults && !cfs_op_nofault(op)) {
 		cfs_request_path(d, in, buf->size, path);
 		cfs_fault_change_due(d, in, op, path, &change);
+		change_pid = in->pid;
 	}
 	/* before: the request is served from the changed tree */
 	if (change.change && !change.after)
-		cfs_fault_change(d, &change);
+		cfs_fault_change(d, change_pid, op, path, &change);
 	if (!faults || !cfs_fault_answer(d, in, op, path, buf->size)) {
 		fuse_session_process_buf(d->se, buf);
 		/* while rules stand, what the kernel keeps of an answer goes, so the next
@@ -184,10 +196,10 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	}
 	/* after: its reply went from the old tree; the next request, whoever sent it, meets the
 	 * new one (while a rule stands the kernel keeps no answer, so the next syscall asks) */
+	cfs_record_request(d, copy, kept, t0); /* named in the tree its reply came from */
 	if (change.change && change.after)
-		cfs_fault_change(d, &change);
+		cfs_fault_change(d, change_pid, op, path, &change);
 	cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
-	cfs_record_request(d, copy, kept, t0);
 }
 
 static void cfs_on_delay_done(struct pc_loop *loop, struct pc_timer *t, void *data)

@@ -322,3 +322,9 @@ void cfs_record_request(struct cfs_daemon *d, const void *buf, size_t size, uint
 		cfs_record_note(d, buf, size, t0);
 	d->reply_errno = 0;
 }
+
+void cfs_record_trigger(struct cfs_daemon *d, const struct cfs_record_trigger *t)
+{
+	if (d->recorder)
+		cfs_recorder_add_trigger(d->recorder, t);
+}

@@ -5,7 +5,7 @@
  * file. A line that does not fit is dropped and counted, so a slow disk costs lines, never
  * the loop's time.
  *
- * A line: {"v":2,"t_ns":MONOTONIC,"op":"lookup","nodeid":N,"pid":P,"path":"/a/b","result":0
+ * A line: {"v":3,"t_ns":MONOTONIC,"op":"lookup","nodeid":N,"pid":P,"path":"/a/b","result":0
  * or "ENOENT","errno":0 or N,"ns":DAEMON_LATENCY} plus, where the request carries them,
  * "to" (rename's new path), "target" (symlink's), "mode" (mkdir, mknod, create) and "offset"
  * (readdir, readdirplus); and what a successful reply showed the caller: "kind" and "size"
@@ -13,8 +13,15 @@
  * "." and ".." left out). A kind is one letter (record_kind.h): d l f p s c b (directory,
  * link, regular file, fifo, socket, character and block device).
  *
- * "v" is the format's version: 2 since the reply's members came; a line without it is
- * version 1 (errnos only), which replay still reads.
+ * A fault rule's change= that fired (fault.h) has a line of its own, where the change
+ * happened: before the request's line (when=before) or after it (when=after):
+ * {"v":3,"t_ns":MONOTONIC,"trigger":RULE_ID,"on":"getattr","pid":P,"path":"/a/b",
+ * "when":"after","change":"replace /a /t","result":"applied"} or, when a line of the change
+ * failed, "result":"failed","error":"rmdir /keep: Directory not empty" (the failing line
+ * and why; the lines before it stay applied). It has no "op": replay skips it and counts it.
+ *
+ * "v" is the format's version: 3 since the trigger lines came, 2 since the reply's members
+ * came; a line without it is version 1 (errnos only); replay reads all three.
  * Opcodes chainfs has no handler for (statx, ...) are answered by libfuse itself, unseen:
  * their result and errno are null; they are named as the kernel names them
  * (cfs_opcode_name), or opcode_N.
@@ -38,7 +45,7 @@ struct iovec;
 enum { CFS_RECORD_RING_DEFAULT = 4 << 20, CFS_RECORD_RING_MAX = 1 << 30 };
 
 enum {
-	CFS_RECORD_VERSION = 2,
+	CFS_RECORD_VERSION = 3,
 	/* a listing's entries kept per line, as "K:NAME/" each: a reply of more (a kernel may
 	 * ask for 128 KiB at once) is recorded without them, and replay compares its errno */
 	CFS_RECORD_ENTRIES_MAX = 32 << 10,
@@ -59,6 +66,16 @@ struct cfs_record_entry {
 	const char *body, *entries;
 };
 
+/* A change rule that fired, as the loop saw it. Strings are borrowed for the call. */
+struct cfs_record_trigger {
+	uint64_t t_ns;
+	unsigned id; /* the rule's */
+	uint32_t pid;
+	const char *on, *path; /* the request's op and path */
+	bool after;
+	const char *change, *error; /* the rule's lines; why one failed, or NULL: applied */
+};
+
 struct cfs_record_stats {
 	uint64_t lines, dropped, bytes_written, write_errors;
 	bool active;
@@ -76,6 +93,7 @@ const char *cfs_record_error(int err, bool replace);
 int cfs_recorder_begin(struct cfs_recorder *r);
 /* The loop's side: format E into the ring, or count it dropped. Never blocks. */
 void cfs_recorder_add(struct cfs_recorder *r, const struct cfs_record_entry *e);
+void cfs_recorder_add_trigger(struct cfs_recorder *r, const struct cfs_record_trigger *t);
 void cfs_recorder_stats(const struct cfs_recorder *r, struct cfs_record_stats *s);
 const char *cfs_recorder_file(const struct cfs_recorder *r);
 /* Flush what the ring holds, join the writer, close the file, free R (NULL is fine). The
@@ -103,6 +121,9 @@ void cfs_record_request(struct cfs_daemon *d, const void *buf, size_t size, uint
 /* Called by the gate before it serves the request IN (while a recording runs), and by the
  * transport for every reply it sends (transport.c): the reply to IN is read for what it
  * shows (kind, size, link body, listing), which cfs_record_request then writes. */
+/* A change rule fired on the request being served (gate.c): its line, when a recording
+ * runs. */
+void cfs_record_trigger(struct cfs_daemon *d, const struct cfs_record_trigger *t);
 void cfs_record_expect(struct cfs_daemon *d, const struct fuse_in_header *in);
 void cfs_record_reply(struct cfs_daemon *d, const struct iovec *iov, int count);
 

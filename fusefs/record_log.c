@@ -21,9 +21,15 @@
 #include <unistd.h>
 
 enum {
-	/* three paths and a link body of 4096 bytes and a listing, each control byte escaped as
-	 * \u00XX, and the numbers */
-	CFS_RECORD_LINE_MAX = 4 * 6 * 4096 + 6 * CFS_RECORD_ENTRIES_MAX + 512,
+	/* a request: three paths and a link body of 4096 bytes and a listing, each control
+	 * byte escaped as \u00XX, and the numbers */
+	CFS_RECORD_REQUEST_MAX = 4 * 6 * 4096 + 6 * CFS_RECORD_ENTRIES_MAX + 512,
+	/* a trigger: a path, a change= of up to a control request (64 KiB) and its error, which
+	 * names the failing line (with up to a path more), escaped */
+	CFS_RECORD_TRIGGER_MAX = 6 * (4096 + 2 * (65536 + 4096)) + 512,
+	CFS_RECORD_LINE_MAX = CFS_RECORD_REQUEST_MAX > CFS_RECORD_TRIGGER_MAX
+				  ? CFS_RECORD_REQUEST_MAX
+				  : CFS_RECORD_TRIGGER_MAX,
 	/* the writer looks at the ring this often even when the loop does not wake it */
 	CFS_RECORD_PERIOD_MS = 20,
 };
@@ -301,12 +307,26 @@ static void cfs_format(struct cfs_recorder *r, const struct cfs_record_entry *e)
 	cfs_put(r, "}\n", 2);
 }
 
-void cfs_recorder_add(struct cfs_recorder *r, const struct cfs_record_entry *e)
+static void cfs_format_trigger(struct cfs_recorder *r, const struct cfs_record_trigger *t)
+{
+	r->len = 0;
+	cfs_putf(r, "{\"v\":%d,\"t_ns\":%llu,\"trigger\":%u,\"on\":\"%s\",\"pid\":%u",
+		 CFS_RECORD_VERSION, (unsigned long long)t->t_ns, t->id, t->on, t->pid);
+	cfs_put_str(r, "path", t->path ? t->path : "");
+	cfs_putf(r, ",\"when\":\"%s\"", t->after ? "after" : "before");
+	cfs_put_str(r, "change", t->change ? t->change : "");
+	cfs_putf(r, ",\"result\":\"%s\"", t->error ? "failed" : "applied");
+	if (t->error)
+		cfs_put_str(r, "error", t->error);
+	cfs_put(r, "}\n", 2);
+}
+
+/* The line just formatted into the ring, or dropped and counted when it does not fit. */
+static void cfs_recorder_push(struct cfs_recorder *r)
 {
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t used = head - atomic_load_explicit(&r->tail, memory_order_acquire);
 
-	cfs_format(r, e);
 	if (r->len > r->cap - used) {
 		r->dropped++;
 		return;
@@ -321,4 +341,16 @@ void cfs_recorder_add(struct cfs_recorder *r, const struct cfs_record_entry *e)
 	/* wake the writer once the ring is half full, not per line: a line costs no syscall */
 	if (used < r->cap / 2 && used + r->len >= r->cap / 2 && r->running)
 		cfs_recorder_wake(r);
+}
+
+void cfs_recorder_add(struct cfs_recorder *r, const struct cfs_record_entry *e)
+{
+	cfs_format(r, e);
+	cfs_recorder_push(r);
+}
+
+void cfs_recorder_add_trigger(struct cfs_recorder *r, const struct cfs_record_trigger *t)
+{
+	cfs_format_trigger(r, t);
+	cfs_recorder_push(r);
 }

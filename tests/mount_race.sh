@@ -1,10 +1,11 @@
 #!/bin/sh
 # Races on purpose (issue 27): a fault rule with change= swaps a directory for a link exactly
-# between a program's check (lstat) and its use (open), so the TOCTOU race reproduces every
-# time. In each follow mode: cfs-race-check's open lands on the planted file in every run
-# with the rule, in none without it, and in none when the rule names another pid or uid;
-# `before`, nth=, several lines, the log and stats; bad rules are refused and leave the rules
-# and the tree as they were.
+# between a program's check and its use, so the TOCTOU race reproduces every time. Three
+# programs (cfs-race-check): lstat then open, stat then chown (chown -R's walk), and mkdir -p
+# (a component checked to be a directory, then used). In each follow mode: each use lands on
+# the planted target in every run with the rule, in none without it, and in none when the
+# rule names another pid or uid; `before`, nth=, several lines, the log and stats; bad rules
+# are refused and leave the rules and the tree as they were.
 . "$(dirname "$0")/lib.sh"
 
 RACE=$BUILD/cfs-race-check
@@ -12,27 +13,49 @@ RUNS=${RACE_RUNS:-100}
 cat >"$T/spec" <<'SPEC'
 dir /race
 file /race/planted/f "planted\n"
+dir /race/plantdir
 dir /keep
 file /keep/x "x\n"
 SPEC
 
-# runs MNT TAG RULE: RUNS times, a fresh /race/TAG$i/f and (unless RULE is "-") the rule RULE
-# with @ standing for that directory (fired once, it is spent: it stands no more), then the
-# check; prints how many opens landed on the planted file
+# KIND=open|chown|mkdir runs MNT TAG RULE: RUNS fresh directories /race/TAG$i holding what
+# KIND's program meets there, and (unless RULE is "-") for each the rule RULE with @ standing
+# for it (fired once, a rule is spent: it stands no more); then the program, once in each;
+# prints how many uses landed on the planted target. open and chown use @/f (planted:
+# /race/planted/f), mkdir makes @/a/b/c where @/a/b stands (planted: /race/plantdir). The
+# directories are made through the mount and the rules go in one connection, before any
+# program runs (each rule names its own directory): a run costs the program alone.
 runs() {
 	_m=$1 _tag=$2 _rule=$3 _n=0
 	for _i in $(seq "$RUNS"); do
-		_d=/race/$_tag$_i
-		ctl file "$_d/f" 'original\n' >/dev/null || echo "could not make $_d/f" >&2
-		if [ "$_rule" != - ]; then
-			# shellcheck disable=SC2086 # the rule's words
-			ctl fault add $(printf '%s' "$_rule" | sed "s|@|$_d|g") >/dev/null ||
-				echo "rule refused: $_rule" >&2
-		fi
-		case $("$RACE" "$_m$_d/f" "$_m/race/planted/f") in
+		case ${KIND:-open} in
+		mkdir) echo "$_m/race/$_tag$_i/a/b" ;;
+		*) echo "$_m/race/$_tag$_i" ;;
+		esac
+	done | xargs mkdir -p || echo "could not make the directories" >&2
+	if [ "${KIND:-open}" != mkdir ]; then
+		for _i in $(seq "$RUNS"); do
+			echo original >"$_m/race/$_tag$_i/f" || echo "could not make f in $_tag$_i" >&2
+		done
+	fi
+	if [ "$_rule" != - ]; then
+		_added=$(for _i in $(seq "$RUNS"); do
+			printf 'fault add %s\n' "$(printf '%s' "$_rule" | sed "s|@|/race/$_tag$_i|g")"
+		done | timeout 60 socat -t 60 - "UNIX-CONNECT:$SOCK" | grep -c '"ok":true')
+		[ "$_added" -eq "$RUNS" ] || echo "rules added: $_added of $RUNS: $_rule" >&2
+	fi
+	for _i in $(seq "$RUNS"); do
+		_d=$_m/race/$_tag$_i
+		case ${KIND:-open} in
+		open) set -- "$_d/f" "$_m/race/planted/f" ;;
+		chown) set -- chown "$_d/f" "$_m/race/planted/f" ;;
+		mkdir) set -- mkdir-p "$_d/a/b/c" "$_m/race/plantdir" ;;
+		esac
+		_r=$("$RACE" "$@")
+		case $_r in
 		planted) _n=$((_n + 1)) ;;
 		original) ;;
-		*) echo "run $_i: $("$RACE" "$_m$_d/f" "$_m/race/planted/f")" >&2 ;;
+		*) echo "run $_i ($*): $_r" >&2 ;;
 		esac
 	done
 	ctl fault clear >/dev/null # the spent rules, and those that never fired
@@ -88,6 +111,28 @@ for mode in kernel collapse server; do
 	check "$mode: a rule for another uid: never ($n of 5)" test "$n" -eq 0
 	n=$(RUNS=5 runs "$M" e "comm=cfs-race-check $swap")
 	check "$mode: a rule for the checker's name: every time ($n of 5)" test "$n" -eq 5
+	# stat then chown: the chown changes the planted file's owner
+	for k in chown mkdir; do
+		if [ $k = chown ]; then
+			rule='op=getattr path=@/f change=replace @ /race/planted'
+			what="after the stat, the chown changes the planted file's owner"
+		else
+			rule='op=getattr path=@/a/b change=replace @/a/b /race/plantdir'
+			what="after mkdir -p checks a/b, c is made in the planted directory"
+		fi
+		was=$(faults changes)
+		n=$(KIND=$k runs "$M" ${k}a "when=after $rule")
+		check "$mode: $what ($n of $RUNS)" test "$n" -eq "$RUNS"
+		check "$mode: $k: stats counts each change" \
+			test "$(faults changes)" -eq $((was + RUNS))
+		n=$(KIND=$k runs "$M" ${k}b -)
+		check "$mode: $k without the rule, never ($n of $RUNS)" test "$n" -eq 0
+		n=$(KIND=$k runs "$M" ${k}c "pid=1 $rule")
+		check "$mode: $k, a rule for another pid: never ($n of $RUNS)" test "$n" -eq 0
+		check "$mode: $k ... and it never fired" \
+			test "$(faults changes)" -eq $((was + RUNS))
+	done
+	check "$mode: ... none failed" test "$(faults changes_failed)" -eq 0
 	n=$(RUNS=5 runs "$M" f "op=getattr path=@/f change=rename @ @.old; link @ /race/planted")
 	check "$mode: two lines, a rename and a link: every time ($n of 5)" test "$n" -eq 5
 	# before: the lookup of the directory already meets the link
@@ -134,6 +179,13 @@ ctl fault add op=getattr path=/keep/x change=rmdir /keep >/dev/null
 stat "$M/keep/x" >/dev/null
 check "a change that fails is logged with why" has "$(ctl fault log)" "rmdir /keep): Directory not empty"
 check "... and counted" test "$(faults changes_failed)" -eq 1
+check "... and a hit" test "$(faults hits)" -ge 1
+ctl stats reset >/dev/null
+check "stats reset: changes start again" test "$(faults changes)" -eq 0
+check "... failed ones too" test "$(faults changes_failed)" -eq 0
+check "... and hits" test "$(faults hits)" -eq 0
+check "... the rules stay, as levels" test "$(faults rules)" -eq 2
+check "... and the log" has "$(ctl fault log)" "rmdir /keep): Directory not empty"
 ctl dump >"$T/after.spec"
 same_output "... the tree" "$T/before.spec" "$T/after.spec"
 check "the daemon keeps serving" test "$(cat "$M/keep/x")" = x

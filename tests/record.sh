@@ -68,8 +68,8 @@ for want in [("lookup", "/no-such-name", "ENOENT"), ("readlink", "/chains/5", 0)
     assert want in ops, want
 assert any(l["op"] == "rename" and l.get("to") == "/scratch/g" for l in lines)
 assert any(l["op"] == "symlink" and l.get("target") == "../README" for l in lines)
-# format 2: every line says so; opcodes chainfs does not serve go by the kernel's name
-assert all(l["v"] == 2 for l in lines)
+# format 3: every line says so; opcodes chainfs does not serve go by the kernel's name
+assert all(l["v"] == 3 for l in lines)
 assert not [l for l in lines if l["op"].startswith("opcode_")], "an unnamed opcode"
 assert any(l["op"] == "statx" and l["errno"] is None for l in lines), "stat's statx"
 PY
@@ -190,11 +190,63 @@ ln -sfn g "$S2/w/l"
 replay "$T/seen1.jsonl" "$S2"
 check "format 1 replays, its errnos the same (exit 0)" test "$rc" -eq 0
 check "... readlink replayed" sh -c "printf '%s\n' \"\$1\" | awk '\$1 == \"readlink\" && \$2 == 1 { ok = 1 } END { exit !ok }'" - "$out"
-sed 's/^{"v":2,/{"v":3,/' "$T/seen.jsonl" >"$T/seen3.jsonl"
-out=$(timeout 120 "$CTL" replay "$T/seen3.jsonl" "$S2" 2>&1)
+sed 's/^{"v":3,/{"v":4,/' "$T/seen.jsonl" >"$T/seen4.jsonl"
+out=$(timeout 120 "$CTL" replay "$T/seen4.jsonl" "$S2" 2>&1)
 check "a newer format is refused (exit 2)" test $? -eq 2
-check "... saying so" has "$out" "seen3.jsonl:1: recorded in a newer format"
+check "... saying so" has "$out" "seen4.jsonl:1: recorded in a newer format"
 unmount_cfs "$S2"
+
+# --- a fault rule's trigger: a line of its own where the change happened; replay skips it -----
+M3=$T/trig
+SOCK_WAS=$SOCK
+SOCK=$T/trig.sock
+mount_cfs "$M3" -o "ctl=$SOCK" || fail "mount trig"
+mkdir -p "$M3/t/a" "$M3/t/p"
+echo orig >"$M3/t/a/f"
+echo planted >"$M3/t/p/f"
+ctl record start "$T/trig.jsonl" >/dev/null
+id1=$(ctl --json fault add op=getattr path=/t/a/f when=after change=replace /t/a /t/p |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+id2=$(ctl --json fault add op=lookup path=/t/nope when=before change=rmdir /t |
+	python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])')
+stat "$M3/t/a/f" >/dev/null
+check "after the trigger the file is the planted one" test "$(cat "$M3/t/a/f")" = planted
+expect ENOENT stat "$M3/t/nope"
+ctl record stop >/dev/null
+check "each trigger: its rule, request and change, where it happened" \
+	python3 - "$T/trig.jsonl" "$id1" "$id2" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+trig = [i for i, l in enumerate(lines) if "trigger" in l]
+assert len(trig) == 2, trig
+a, b = (lines[i] for i in trig)
+for t in (a, b):
+    assert t["v"] == 3 and "op" not in t and t["pid"] > 0, t
+assert a["trigger"] == int(sys.argv[2]) and a["on"] == "getattr" and a["path"] == "/t/a/f", a
+assert a["when"] == "after" and a["change"] == "replace /t/a /t/p", a
+assert a["result"] == "applied" and "error" not in a, a
+# after: the getattr's own line (answered from the old tree) comes first
+prev = lines[trig[0] - 1]
+assert prev["op"] == "getattr" and prev["path"] == "/t/a/f" and prev["kind"] == "f", prev
+assert b["trigger"] == int(sys.argv[3]) and b["on"] == "lookup" and b["path"] == "/t/nope", b
+assert b["when"] == "before" and b["result"] == "failed", b
+assert "rmdir /t" in b["error"] and "Directory not empty" in b["error"], b
+# before: the lookup's own line comes after it
+nxt = lines[trig[1] + 1]
+assert nxt["op"] == "lookup" and nxt["path"] == "/t/nope" and nxt["result"] == "ENOENT", nxt
+PY
+ctl fault clear >/dev/null
+unmount_cfs "$M3"
+SOCK=$SOCK_WAS
+mount_cfs "$M3" || fail "mount trig again"
+mkdir -p "$M3/t/a" "$M3/t/p"
+echo orig >"$M3/t/a/f"
+echo planted >"$M3/t/p/f"
+replay "$T/trig.jsonl" "$M3"
+check "replay skips the triggers and replays the rest (exit $rc, not 2)" test "$rc" -ne 2
+check "... saying how many" has "$out" "2 fault rule triggers skipped"
+check "... and replaying the requests" sh -c "printf '%s\n' \"\$1\" | awk '\$1 == \"getattr\" && \$2 >= 1 { ok = 1 } END { exit !ok }'" - "$out"
+unmount_cfs "$M3"
 
 # --- the file: made new and 0600, never through a planted link ---------------------------------
 # root follows a symlink in a sticky world-writable directory only with fs.protected_symlinks=0:

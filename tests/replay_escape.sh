@@ -201,7 +201,13 @@ bad "hex that is not" '{"op":"lookup","path_hex":"2fzz","errno":0,"ns":1}' "hex"
 bad "a NUL in hex" '{"op":"unlink","path_hex":"2f00","errno":0,"ns":1}' "hex"
 # format 2's members: what the reply showed
 bad "format version 0" '{"v":0,"op":"lookup","path":"/x","errno":0,"ns":1}' '"v" is not'
-bad "a newer format" '{"v":3,"op":"lookup","path":"/x","errno":0,"ns":1}' "newer format"
+bad "a newer format" '{"v":4,"op":"lookup","path":"/x","errno":0,"ns":1}' "newer format"
+# format 3's trigger lines: skipped, but their v and rule id are checked
+bad "a trigger line of format 2" '{"v":2,"trigger":1,"on":"getattr","path":"/x"}' \
+	'a trigger line without "v" of 3'
+bad "a trigger line of a newer format" '{"v":4,"trigger":1}' "newer format"
+bad "a trigger that is no id" '{"v":3,"trigger":"1"}' '"trigger" is not'
+bad "a trigger nested" '{"v":3,"trigger":{"id":1}}' "nested"
 bad "a string as v" '{"v":"2","op":"lookup","path":"/x","errno":0,"ns":1}' '"v" is not'
 bad "a kind that is none" '{"v":2,"op":"lookup","path":"/x","errno":0,"ns":1,"kind":"x"}' \
 	'"kind" is not'

@@ -74,7 +74,7 @@ START_TEST(test_a_line_is_json_with_the_errno_name)
 	cfs_recorder_add(r, &e);
 	cfs_recorder_close(r, NULL);
 	text = slurp(file, &len);
-	ck_assert_str_eq(text, "{\"v\":2,\"t_ns\":1,\"op\":\"lookup\",\"nodeid\":3,\"pid\":4,"
+	ck_assert_str_eq(text, "{\"v\":3,\"t_ns\":1,\"op\":\"lookup\",\"nodeid\":3,\"pid\":4,"
 			       "\"path\":\"/a \\\"q\\\"\\u000a\",\"result\":\"ENOENT\",\"errno\":2,"
 			       "\"ns\":2}\n");
 	unlink(file);
@@ -109,7 +109,7 @@ START_TEST(test_what_the_reply_showed_follows_the_request)
 	e.offset = 7;
 	e.entries = "d:a/l:b \"q\"";
 	text = one_line(&e);
-	ck_assert_str_eq(text, "{\"v\":2,\"t_ns\":1,\"op\":\"readdirplus\",\"nodeid\":3,\"pid\":4,"
+	ck_assert_str_eq(text, "{\"v\":3,\"t_ns\":1,\"op\":\"readdirplus\",\"nodeid\":3,\"pid\":4,"
 			       "\"path\":\"/d\",\"result\":0,\"errno\":0,\"ns\":2,\"offset\":7,"
 			       "\"entries\":\"d:a/l:b \\\"q\\\"\"}\n");
 	g_free(text);
@@ -123,6 +123,50 @@ START_TEST(test_what_the_reply_showed_follows_the_request)
 	ck_assert_msg(
 	    g_str_has_suffix(text, "\"ns\":2,\"kind\":\"l\",\"size\":3,\"body_hex\":\"ff\"}\n"),
 	    "%s", text);
+	g_free(text);
+}
+END_TEST
+
+/* The lines of T, as the file holds them (to be g_free()d). */
+static char *trigger_line(const struct cfs_record_trigger *t)
+{
+	struct cfs_recorder *r;
+	char *file = tmp_file(), *text;
+
+	ck_assert_int_eq(cfs_recorder_open(&r, file, 1 << 16, true), 0);
+	cfs_recorder_add_trigger(r, t);
+	cfs_recorder_close(r, NULL);
+	text = slurp(file, NULL);
+	unlink(file);
+	g_free(file);
+	return text;
+}
+
+START_TEST(test_a_trigger_has_its_rule_request_and_change)
+{
+	struct cfs_record_trigger t = {.t_ns = 5,
+				       .id = 7,
+				       .pid = 42,
+				       .on = "getattr",
+				       .path = "/race/a/f",
+				       .after = true,
+				       .change = "replace /race/a /race/planted"};
+	char *text = trigger_line(&t);
+
+	ck_assert_str_eq(text,
+			 "{\"v\":3,\"t_ns\":5,\"trigger\":7,\"on\":\"getattr\",\"pid\":42,"
+			 "\"path\":\"/race/a/f\",\"when\":\"after\","
+			 "\"change\":\"replace /race/a /race/planted\",\"result\":\"applied\"}\n");
+	g_free(text);
+	t.after = false;
+	t.change = "rmdir /keep; file /k \"x\\n\"";
+	t.error = "line 1 (rmdir /keep): Directory not empty";
+	text = trigger_line(&t);
+	ck_assert_str_eq(text,
+			 "{\"v\":3,\"t_ns\":5,\"trigger\":7,\"on\":\"getattr\",\"pid\":42,"
+			 "\"path\":\"/race/a/f\",\"when\":\"before\","
+			 "\"change\":\"rmdir /keep; file /k \\\"x\\\\n\\\"\",\"result\":\"failed\","
+			 "\"error\":\"line 1 (rmdir /keep): Directory not empty\"}\n");
 	g_free(text);
 }
 END_TEST
@@ -291,7 +335,7 @@ START_TEST(test_the_file_is_new_and_0600_unless_replace_is_asked)
 		ck_assert_msg(S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0600, "%s: mode %o",
 			      c->what, st.st_mode);
 		text = slurp(rec, NULL);
-		ck_assert_msg(g_str_has_prefix(text, "{\"v\":2,\"t_ns\""), "%s: %s", c->what, text);
+		ck_assert_msg(g_str_has_prefix(text, "{\"v\":3,\"t_ns\""), "%s: %s", c->what, text);
 		g_free(text);
 	}
 	text = slurp(victim, NULL);
@@ -317,6 +361,7 @@ static Suite *record_suite(void)
 
 	tcase_add_test(tc, test_a_line_is_json_with_the_errno_name);
 	tcase_add_test(tc, test_what_the_reply_showed_follows_the_request);
+	tcase_add_test(tc, test_a_trigger_has_its_rule_request_and_change);
 	tcase_add_test(tc, test_lines_that_do_not_fit_are_dropped_and_counted);
 	tcase_add_test(tc, test_a_line_larger_than_the_ring_is_dropped);
 	tcase_add_test(tc, test_lines_cross_the_wrap_whole_and_in_order);
