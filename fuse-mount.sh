@@ -157,10 +157,11 @@ read_pidfile() {
 	read -r pid started _ <"$1" || return 1
 }
 
-# stop_daemon PID START MNT: wait for the daemon to end after its unmount; if it does not,
-# SIGTERM, then SIGKILL, each only while it is still verifiably ours
+# stop_daemon PID START MNT [SIGNALS]: wait for the daemon to end after its unmount; if it
+# does not, SIGTERM, then SIGKILL, each only while it is still verifiably ours. SIGNALS
+# ("TERM KILL": no wait first) replaces "0 TERM KILL", 0 standing for the wait.
 stop_daemon() {
-	for sig in 0 TERM KILL; do
+	for sig in ${4:-0 TERM KILL}; do
 		[ "$sig" = 0 ] || { is_our_daemon "$1" "$2" "$3" && kill -s "$sig" "$1" 2>/dev/null; }
 		i=0
 		while is_our_daemon "$1" "$2" "$3" && [ $i -lt $((timeout * 10)) ]; do
@@ -192,8 +193,11 @@ unmount() {
 			return 1
 		fi
 		# a dead daemon leaves a mount that answers ENOTCONN: a plain unmount still works;
-		# a busy one is detached lazily so the caller is never stuck
-		fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt" 2>/dev/null ||
+		# a busy one is detached lazily so the caller is never stuck, and its daemon is
+		# told to stop at once: the kernel ends the session only when the last user lets
+		# go, which a user the daemon keeps waiting (a fault rule's hold) never would
+		busy=
+		fusermount3 -u "$mnt" 2>/dev/null || { busy=1 && fusermount3 -uz "$mnt" 2>/dev/null; } ||
 			umount -l "$mnt" 2>/dev/null || {
 			echo "fuse-mount.sh: $mnt: cannot unmount" >&2
 			return 1
@@ -203,7 +207,7 @@ unmount() {
 		echo "fuse-mount.sh: $mnt: not mounted, and no daemon of ours serves it" >&2
 		return 1
 	fi
-	[ -z "$pid" ] || stop_daemon "$pid" "$started" "$mnt"
+	[ -z "$pid" ] || stop_daemon "$pid" "$started" "$mnt" "${busy:+TERM KILL}"
 	rm -f "$pidfile"
 	return 0
 }

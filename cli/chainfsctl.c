@@ -252,7 +252,8 @@ static void print_walk(JsonObject *o, bool long_list)
 }
 
 /* What a rule does, in one word: "EIO", "short=512", "nowrite", "change" (its lines follow
- * on a line of their own) or "delay" (a delay only: the request is then served as usual). */
+ * on a line of their own), "hold" or "hold=MS", or "delay" (a delay only: the request is then
+ * served as usual). */
 static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 {
 	if (str_of(f, "change") && *str_of(f, "change"))
@@ -261,6 +262,13 @@ static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 		return str_of(f, "errno");
 	if (json_object_get_boolean_member_with_default(f, "nowrite", FALSE))
 		return "nowrite";
+	if (json_object_get_boolean_member_with_default(f, "hold", FALSE)) {
+		gint64 ms = json_object_get_int_member_with_default(f, "hold_ms", 0);
+		if (!ms)
+			return "hold";
+		snprintf(buf, size, "hold=%" G_GINT64_FORMAT, ms);
+		return buf;
+	}
 	if (json_object_get_int_member_with_default(f, "short", 0) > 0) {
 		snprintf(buf, size, "short=%" G_GINT64_FORMAT,
 			 json_object_get_int_member(f, "short"));
@@ -285,6 +293,10 @@ static void fault_details(JsonObject *f)
 			g_string_append_printf(line, " %s=%" G_GINT64_FORMAT, keys[i],
 					       json_node_get_int(v));
 	}
+	/* how many requests it keeps waiting now: always for a hold, else when some */
+	gint64 held = json_object_get_int_member_with_default(f, "held", 0);
+	if (held || json_object_get_boolean_member_with_default(f, "hold", FALSE))
+		g_string_append_printf(line, " held=%" G_GINT64_FORMAT, held);
 	if (json_object_get_boolean_member_with_default(f, "spent", FALSE))
 		g_string_append(line, " (spent)");
 	if (str_of(f, "change") && *str_of(f, "change"))
@@ -301,6 +313,9 @@ static void print_faults(JsonObject *o)
 
 	if (json_object_has_member(o, "id"))
 		printf("added rule %" G_GINT64_FORMAT "\n", json_object_get_int_member(o, "id"));
+	if (json_object_has_member(o, "released"))
+		printf("released %" G_GINT64_FORMAT " held requests\n",
+		       json_object_get_int_member(o, "released"));
 	printf("%4s %-12s %-24s %-12s %6s %8s %10s %10s\n", "id", "op", "path", "effect", "prob",
 	       "delay_ms", "checks", "hits");
 	for (guint i = 0; i < json_array_get_length(a); i++) {

@@ -7,6 +7,7 @@
 #include "errname.h"
 #include "json.h"
 #include "fault.h"
+#include "gate.h"
 #include "notify.h"
 #include "paths.h"
 #include "transport.h"
@@ -200,6 +201,7 @@ static const char *const cfs_stats_levels[] = {
     "control.clients",
     "faults.rules",
     "faults.rules_standing",
+    "faults.held",
 };
 
 static void cfs_stats_levels_json(JsonBuilder *b)
@@ -474,11 +476,13 @@ static char *cmd_dump(struct cfs_control *c, const char *args)
 #define CFS_FAULT_USAGE                                                                            \
 	"usage: fault add op=OP path=GLOB [errno=E|short=N|nowrite] [prob=P] [seed=S] "            \
 	"[delay=MS] [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] "                       \
-	"[when=before|after change=LINE[; LINE...]] | fault remove ID | fault list | fault log | " \
-	"fault clear"
+	"[when=before|after change=LINE[; LINE...]] | fault add op=OP path=GLOB hold|hold=MS "     \
+	"[...] | fault release ID | fault remove ID | fault list | fault log | fault clear"
 
-/* "remove ID": a rule that is not there is an error, and nothing else changes. */
-static char *cfs_fault_remove_cmd(struct cfs_control *c, const char *arg)
+/* "remove ID" or "release ID" (WHAT): a rule that is not there is an error, and nothing
+ * else changes. Both let go of what the rule holds. */
+static char *cfs_fault_id_cmd(struct cfs_control *c, const char *what, const char *arg,
+			      int *released)
 {
 	unsigned long id;
 	char *end;
@@ -486,9 +490,12 @@ static char *cfs_fault_remove_cmd(struct cfs_control *c, const char *arg)
 	errno = 0;
 	id = strtoul(arg, &end, 10);
 	if (!*arg || *end || *arg == '-' || errno || id == 0 || id > UINT_MAX)
-		return cfs_json_error("fault remove: ID must be a rule's number (fault list)");
-	if (cfs_fault_remove(c->d->faults, (unsigned)id) != 0)
-		return cfs_json_error("fault remove: no rule %lu", id);
+		return cfs_json_error("fault %s: ID must be a rule's number (fault list)", what);
+	if (!cfs_fault_exists(c->d->faults, (unsigned)id))
+		return cfs_json_error("fault %s: no rule %lu", what, id);
+	*released = cfs_gate_release(c->d->gate, (unsigned)id);
+	if (strcmp(what, "remove") == 0)
+		cfs_fault_remove(c->d->faults, (unsigned)id);
 	return NULL;
 }
 
@@ -496,7 +503,7 @@ static char *cmd_fault(struct cfs_control *c, const char *args)
 {
 	JsonBuilder *b;
 	char *msg = NULL;
-	int id = 0;
+	int id = 0, released = -1;
 
 	if (g_str_has_prefix(args, "add ")) {
 		if ((id = cfs_fault_add(c->d->faults, args + 4, &msg)) < 0) {
@@ -508,14 +515,16 @@ static char *cmd_fault(struct cfs_control *c, const char *args)
 		 * asks, and the rule fires then (the reply waits until that was delivered);
 		 * while a rule stands, no answer is kept (ops.c, session.c) */
 		cfs_coherence_drop(c->d);
-	} else if (g_str_has_prefix(args, "remove ")) {
-		if ((msg = cfs_fault_remove_cmd(c, args + 7)))
+	} else if (g_str_has_prefix(args, "remove ") || g_str_has_prefix(args, "release ")) {
+		const char *what = args[2] == 'm' ? "remove" : "release";
+		if ((msg = cfs_fault_id_cmd(c, what, args + strlen(what) + 1, &released)))
 			return msg;
 	} else if (strcmp(args, "log") == 0) {
 		b = cfs_json_ok();
 		cfs_fault_log(c->d->faults, b);
 		return cfs_json_finish(b);
 	} else if (strcmp(args, "clear") == 0) {
+		released = cfs_gate_release(c->d->gate, 0); /* the rules go, and what they held */
 		cfs_fault_clear(c->d->faults);
 	} else if (strcmp(args, "list") != 0 && *args) {
 		return cfs_json_error(CFS_FAULT_USAGE);
@@ -524,6 +533,10 @@ static char *cmd_fault(struct cfs_control *c, const char *args)
 	if (id > 0) {
 		json_builder_set_member_name(b, "id");
 		json_builder_add_int_value(b, id);
+	}
+	if (released >= 0) { /* requests let go: served in the loop's next pass */
+		json_builder_set_member_name(b, "released");
+		json_builder_add_int_value(b, released);
 	}
 	json_builder_set_member_name(b, "faults");
 	cfs_fault_list(c->d->faults, b);

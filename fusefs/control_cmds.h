@@ -17,10 +17,10 @@
 	X(resolve, "[-l] [nofollow] PATH")                                                  \
 	X(dump, "")                                                                         \
 	X(drop, "(the mount's kernel caches, for cold runs)")                               \
-	X(fault, "add|remove|list|log|clear (add op=OP path=GLOB errno=E|short=N|nowrite|"  \
-		 "delay=MS|change=LINE[;LINE...] [prob=P] [seed=S] [once|every|nth=N|"      \
-		 "count=N] [pid=N] [uid=N] [comm=NAME] [when=before|after] (change= last); " \
-		 "remove ID)")                                                              \
+	X(fault, "add|release|remove|list|log|clear (add op=OP path=GLOB errno=E|short=N|"  \
+		 "nowrite|delay=MS|hold|hold=MS|change=LINE[;LINE...] [prob=P] [seed=S] "   \
+		 "[once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] "                  \
+		 "[when=before|after] (change= last); release ID; remove ID)")              \
 	X(record, "start FILE|replace FILE|stop (no argument: the status)")                 \
 	X(unmount, "")
 /* clang-format on */

@@ -26,6 +26,7 @@
 struct cfs_paths;
 struct cfs_notifier;
 struct cfs_faults;
+struct cfs_gate;
 struct cfs_transport;
 struct cfs_record_seen;
 
@@ -98,6 +99,7 @@ struct cfs_daemon {
 	struct cfs_paths *paths;	 /* server mode's nodeids for paths through links */
 	struct cfs_notifier *notifier;	 /* kernel cache invalidations */
 	struct cfs_faults *faults;	 /* injected on purpose through the control socket */
+	struct cfs_gate *gate;		 /* where requests are held (gate.h), while the loop runs */
 	struct cfs_transport *transport; /* /dev/fuse or the ring (transport.h) */
 	bool cache_symlinks;		 /* the kernel keeps link bodies (negotiated at init) */
 	bool unmount_requested;		 /* by the control socket */

@@ -20,6 +20,9 @@ struct cfs_fault {
 	unsigned delay_ms;
 	uint32_t short_len;
 	bool nowrite;
+	bool hold; /* until released, or hold_ms (0: no timeout) */
+	unsigned hold_ms;
+	unsigned held; /* requests the gate keeps waiting for this rule now (delays too) */
 	uint64_t seed; /* as given, for the list and the log */
 	uint64_t rng;  /* splitmix64 state: the same seed gives the same sequence of hits */
 	uint64_t checks, hits;
@@ -121,6 +124,29 @@ int cfs_fault_remove(struct cfs_faults *f, unsigned id)
 	return -ENOENT;
 }
 
+static struct cfs_fault *cfs_fault_find(const struct cfs_faults *f, unsigned id)
+{
+	for (guint i = 0; i < f->rules->len; i++) {
+		struct cfs_fault *r = g_ptr_array_index(f->rules, i);
+		if (r->id == id)
+			return r;
+	}
+	return NULL;
+}
+
+bool cfs_fault_exists(const struct cfs_faults *f, unsigned id)
+{
+	return cfs_fault_find(f, id) != NULL;
+}
+
+void cfs_fault_holding(struct cfs_faults *f, unsigned id, int delta)
+{
+	struct cfs_fault *r = f ? cfs_fault_find(f, id) : NULL;
+
+	if (r && (delta > 0 || r->held > 0))
+		r->held += (unsigned)delta;
+}
+
 /* A rule that fired as often as it may stands no more: it is listed, never checked. */
 static bool cfs_fault_spent(const struct cfs_fault *r)
 {
@@ -211,6 +237,13 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 		r->delay_ms = (unsigned)v;
 		return bad ? "delay must be 0..600000 ms" : NULL;
 	}
+	if (strcmp(key, "hold") == 0) {
+		const char *bad = cfs_fault_number(val, CFS_FAULT_MAX_DELAY_MS, &v);
+		r->hold = true;
+		r->hold_ms = (unsigned)v;
+		return bad || !v ? "hold=MS takes 1..600000 ms (hold alone: until fault release)"
+				 : NULL;
+	}
 	if (strcmp(key, "when") == 0) {
 		r->after = strcmp(val, "after") == 0;
 		r->when_set = true;
@@ -290,10 +323,15 @@ static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_
 	int effects = (r->err != 0) + (r->short_len != 0) + r->nowrite;
 
 	*what = "add";
-	if (r->op < 0 || !r->glob || (!effects && !r->delay_ms && !r->change))
-		return "needs op=, path= and errno=, short=, nowrite, delay= or change=";
+	if (r->op < 0 || !r->glob || (!effects && !r->delay_ms && !r->change && !r->hold))
+		return "needs op=, path= and errno=, short=, nowrite, delay=, hold or change=";
 	if (effects > 1)
 		return "errno=, short= and nowrite exclude each other";
+	/* a held request is served as usual once released: what else to do with it is the
+	 * other rules' */
+	if (r->hold && (effects || r->delay_ms || r->change))
+		return "hold is a rule of its own: no errno=, short=, nowrite, delay= nor change= "
+		       "with it";
 	if (r->change && (effects || r->delay_ms))
 		return "change= is a rule of its own: no errno=, short=, nowrite nor delay= with "
 		       "it";
@@ -332,8 +370,8 @@ static const char *cfs_fault_parse(struct cfs_fault *r, gchar **words, const cha
 		if (!**w)
 			continue;
 		*what = *w;
-		if (strcmp(*w, "nowrite") == 0) {
-			r->nowrite = true;
+		if (strcmp(*w, "nowrite") == 0 || strcmp(*w, "hold") == 0) {
+			*(**w == 'n' ? &r->nowrite : &r->hold) = true;
 			continue;
 		}
 		if (strcmp(*w, "every") == 0 || strcmp(*w, "once") == 0) {
@@ -514,7 +552,7 @@ static bool cfs_fault_is(const struct cfs_fault *r, enum cfs_fault_kind kind)
 	case CFS_FAULT_ERRNO:
 		return r->err != 0;
 	case CFS_FAULT_DELAY:
-		return r->delay_ms != 0;
+		return r->delay_ms != 0 || r->hold;
 	case CFS_FAULT_SHORT:
 		return r->short_len != 0;
 	case CFS_FAULT_NOWRITE:
@@ -544,8 +582,13 @@ bool cfs_fault_match_who(struct cfs_faults *f, enum cfs_op op, const char *path,
 			continue;
 		r->hits++;
 		cfs_fault_logged(f, r, op, path, who, draw);
-		*out = (struct cfs_fault_effect){r->err,    r->delay_ms, r->short_len,
-						 r->change, r->after,	 r->id};
+		*out = (struct cfs_fault_effect){.id = r->id,
+						 .err = r->err,
+						 .delay_ms = r->hold ? r->hold_ms : r->delay_ms,
+						 .hold = r->hold,
+						 .short_len = r->short_len,
+						 .change = r->change,
+						 .after = r->after};
 		return true;
 	}
 	return false;
@@ -581,6 +624,10 @@ static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
 	snprintf(seed, sizeof(seed), "%" G_GUINT64_FORMAT, r->seed);
 	cfs_json_str(b, "seed", seed, -1);
 	cfs_json_int(b, "delay_ms", r->delay_ms);
+	json_builder_set_member_name(b, "hold");
+	json_builder_add_boolean_value(b, r->hold);
+	cfs_json_int(b, "hold_ms", r->hold_ms); /* 0: until released */
+	cfs_json_int(b, "held", r->held);
 	cfs_json_int(b, "checks", (gint64)r->checks);
 	cfs_json_int(b, "hits", (gint64)r->hits);
 	cfs_json_str(b, "change", r->change ? cfs_change_text(r->change) : "", -1);
@@ -652,15 +699,19 @@ void cfs_fault_log(const struct cfs_faults *f, JsonBuilder *b)
 
 void cfs_fault_stats(const struct cfs_faults *f, JsonBuilder *b)
 {
-	uint64_t live = 0;
+	uint64_t live = 0, held = 0;
 
-	for (guint i = 0; i < f->rules->len; i++)
-		live += !cfs_fault_spent(g_ptr_array_index(f->rules, i));
+	for (guint i = 0; i < f->rules->len; i++) {
+		const struct cfs_fault *r = g_ptr_array_index(f->rules, i);
+		live += !cfs_fault_spent(r);
+		held += r->held;
+	}
 	cfs_json_int(b, "rules", f->rules->len);
 	cfs_json_int(b, "rules_standing", (gint64)live);
 	cfs_json_int(b, "hits", (gint64)(f->logged - f->logged_base));
 	cfs_json_int(b, "changes", (gint64)f->changes);
 	cfs_json_int(b, "changes_failed", (gint64)f->changes_failed);
+	cfs_json_int(b, "held", (gint64)held);
 }
 
 void cfs_fault_stats_reset(struct cfs_faults *f)

@@ -20,13 +20,14 @@ struct cfs_faults *cfs_faults_new(void);
 void cfs_faults_free(struct cfs_faults *f);
 
 /* "op=NAME|any path=GLOB [errno=NAME|N] [short=N] [nowrite] [prob=P] [seed=S] [delay=MS]
- * [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] [when=before|after] [change=LINES]":
- * the new rule's id (> 0, never given twice by F), or -EINVAL with *err set to a malloc'ed
- * message. change= takes the rest of ARGS: lines as change.h parses them (one that does not
- * parse refuses the rule). A change rule fires once unless told (every, nth=N: at the Nth
+ * [hold|hold=MS] [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] [when=before|after]
+ * [change=LINES]": the new rule's id (> 0, never given twice by F), or -EINVAL with *err set to a
+ * malloc'ed message. change= takes the rest of ARGS: lines as change.h parses them (one that does
+ * not parse refuses the rule). A change rule fires once unless told (every, nth=N: at the Nth
  * matching request only, count=N: at the first N); a rule that fired as often as it may is
  * spent: listed, never checked again. pid=, uid= and comm= take only requests of that
- * sender (the pid and uid the kernel puts in each request; comm as /proc/PID/comm). */
+ * sender (the pid and uid the kernel puts in each request; comm as /proc/PID/comm). hold
+ * keeps a matching request waiting until it is released (gate.h), hold=MS at most MS ms. */
 int cfs_fault_add(struct cfs_faults *f, const char *args, char **err);
 /* The rules of FILE (-o faults=FILE), one a line as cfs_fault_add takes them; blank lines
  * and lines starting with '#' are skipped. 0, or -errno with *err a malloc'ed "FILE:LINE:
@@ -34,6 +35,10 @@ int cfs_fault_add(struct cfs_faults *f, const char *args, char **err);
 int cfs_faults_load(struct cfs_faults *f, const char *file, char **err);
 /* 0, or -ENOENT when no rule has that id (any more). */
 int cfs_fault_remove(struct cfs_faults *f, unsigned id);
+bool cfs_fault_exists(const struct cfs_faults *f, unsigned id);
+/* The gate holds one more (DELTA 1) or one fewer (-1) request for rule ID, a delay or a hold:
+ * `fault list` shows how many. A rule gone since is left alone. */
+void cfs_fault_holding(struct cfs_faults *f, unsigned id, int delta);
 void cfs_fault_clear(struct cfs_faults *f);
 /* While any rule stands (one not spent), the kernel may keep no answer (ops.c, gate.c). */
 bool cfs_faults_active(const struct cfs_faults *f);
@@ -49,15 +54,16 @@ void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b);
  * oldest first: id, op, path, prob, seed, check, draw, time_us, pid, uid; a change rule's
  * change and result). */
 void cfs_fault_log(const struct cfs_faults *f, JsonBuilder *b);
-/* Members for `stats`: rules, rules_standing (levels), hits, changes (applied or tried),
- * changes_failed (counts since the mount or the last cfs_fault_stats_reset). */
+/* Members for `stats`: rules, rules_standing and held (the requests delays and holds keep
+ * waiting now): levels; hits, changes (applied or tried) and changes_failed: counts since the
+ * mount or the last cfs_fault_stats_reset. */
 void cfs_fault_stats(const struct cfs_faults *f, JsonBuilder *b);
 /* `stats reset`: the counts start again; the log, and each rule's own hits, stay. */
 void cfs_fault_stats_reset(struct cfs_faults *f);
 
-/* Every kind acts where requests arrive (gate.c), before any operation: delay rules hold
- * a request back, then errno and nowrite rules answer it, short rules cut it. Each asks only
- * for its own kind, so none draws from another's random sequence. */
+/* Every kind acts where requests arrive (gate.c), before any operation: delay and hold rules
+ * (both CFS_FAULT_DELAY) hold a request back, then errno and nowrite rules answer it, short rules
+ * cut it. Each asks only for its own kind, so none draws from another's random sequence. */
 enum cfs_fault_kind {
 	CFS_FAULT_ERRNO,
 	CFS_FAULT_DELAY,
@@ -69,12 +75,13 @@ enum cfs_fault_kind {
 struct cfs_change;
 
 struct cfs_fault_effect {
+	unsigned id;			 /* the rule's */
 	int err;			 /* errno rules */
-	unsigned delay_ms;		 /* delay rules */
+	unsigned delay_ms;		 /* delay rules; hold rules: their timeout, 0: none */
+	bool hold;			 /* ... until released (or that timeout) */
 	uint32_t short_len;		 /* short rules: at most this many bytes */
 	const struct cfs_change *change; /* change rules: F's, valid until F changes */
 	bool after;			 /* ... applied after the reply, not before the handler */
-	unsigned id;			 /* the rule's */
 };
 
 /* Who sent a request: the pid and uid the kernel gave in it. */

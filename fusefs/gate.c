@@ -25,11 +25,17 @@
  * two names and a link target (symlink, rename). */
 enum { CFS_REQUEST_KEPT = sizeof(struct fuse_in_header) + 64 + 2 * 256 + 4096 };
 
-/* A request held back by a delay fault: processed when its timer fires. */
+/* A request held back by a delay or hold fault: processed when its timer fires. A hold
+ * without a timeout has no timer running until it is released (cfs_gate_release), which
+ * starts it at 0 ms: the request is served in the loop's next pass, as a delay would be. */
 struct cfs_delayed {
 	struct pc_timer timer;
 	struct cfs_gate *g;
 	struct fuse_buf buf; /* our own copy of the request */
+	uint64_t unique;     /* the kernel's, for an INTERRUPT naming it */
+	unsigned rule;	     /* the rule that holds it (fault list counts it there) */
+	bool hold;	     /* a hold: an INTERRUPT ends it */
+	bool counted;	     /* still counted as held by its rule */
 	struct cfs_delayed *prev, *next;
 };
 
@@ -202,22 +208,81 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	cfs_hist_add(&d->op_ns[op], cfs_now_ns() - t0);
 }
 
-static void cfs_on_delay_done(struct pc_loop *loop, struct pc_timer *t, void *data)
+/* DL is no longer held: off the list and its rule's count, its timer stopped. */
+static void cfs_unhold(struct cfs_gate *g, struct cfs_delayed *dl)
 {
-	struct cfs_delayed *dl = data;
-	struct cfs_gate *g = dl->g;
-
 	if (dl->prev)
 		dl->prev->next = dl->next;
 	else
 		g->delayed = dl->next;
 	if (dl->next)
 		dl->next->prev = dl->prev;
-	/* if the caller was interrupted meanwhile, libfuse has the INTERRUPT queued and the
-	 * reply to a request the kernel dropped is ignored */
-	cfs_process(g->d, &dl->buf);
+	dl->prev = dl->next = NULL;
+	pc_timer_stop(g->loop, &dl->timer);
+	if (dl->counted)
+		cfs_fault_holding(g->d->faults, dl->rule, -1);
+	dl->counted = false;
+}
+
+static void cfs_delayed_free(struct cfs_delayed *dl)
+{
 	free(dl->buf.mem);
 	free(dl);
+}
+
+static void cfs_on_delay_done(struct pc_loop *loop, struct pc_timer *t, void *data)
+{
+	struct cfs_delayed *dl = data;
+	struct cfs_gate *g = dl->g;
+
+	cfs_unhold(g, dl);
+	/* a delay whose caller was interrupted meanwhile: libfuse has the INTERRUPT queued, and
+	 * the reply to a request the kernel dropped is ignored */
+	cfs_process(g->d, &dl->buf);
+	cfs_delayed_free(dl);
+}
+
+int cfs_gate_release(struct cfs_gate *g, unsigned rule)
+{
+	int n = 0;
+
+	for (struct cfs_delayed *dl = g ? g->delayed : NULL; dl; dl = dl->next) {
+		if ((rule && dl->rule != rule) || !dl->counted)
+			continue; /* another rule's, or released already */
+		cfs_fault_holding(g->d->faults, dl->rule, -1);
+		dl->counted = false;
+		/* served in the loop's next pass, not inside the control command that released
+		 * it: the command's reply goes first, and the request meets the rules then */
+		pc_timer_stop(g->loop, &dl->timer);
+		pc_timer_start(g->loop, &dl->timer, 0, 0);
+		n++;
+	}
+	return n;
+}
+
+/* An INTERRUPT for a held request (the caller got a signal: SIGKILL, or one it handles) ends
+ * the hold: the request is answered EINTR, as libfuse's handlers would answer an interrupted
+ * one, and nothing of it runs. Without this a killed caller would wait in the kernel, unkillable,
+ * until the release (a request the daemon has read is waited for to the end). Delays run
+ * their course: libfuse queues the INTERRUPT, and the late reply is ignored. */
+static bool cfs_interrupt_held(struct cfs_gate *g, const struct fuse_buf *buf)
+{
+	const struct fuse_in_header *in = buf->mem;
+	struct fuse_interrupt_in arg;
+
+	if (!g->delayed || buf->size < sizeof(*in) + sizeof(arg) || in->opcode != FUSE_INTERRUPT)
+		return false;
+	memcpy(&arg, in + 1, sizeof(arg));
+	for (struct cfs_delayed *dl = g->delayed; dl; dl = dl->next) {
+		if (dl->unique != arg.unique || !dl->hold || !dl->counted)
+			continue;
+		struct fuse_out_header out = {0, -EINTR, dl->unique};
+		cfs_unhold(g, dl);
+		cfs_fault_reply(g->d, &out, NULL, 0);
+		cfs_delayed_free(dl);
+		return true;
+	}
+	return false;
 }
 
 /* A delay rule for this request? Then keep a copy and come back to it later. */
@@ -238,7 +303,7 @@ static bool cfs_maybe_delay(struct cfs_gate *g, const struct fuse_buf *buf, size
 	const struct cfs_fault_who who = {in->pid, in->uid};
 	if (!cfs_fault_match_who(g->d->faults, op, path, &who, CFS_FAULT_DELAY, &fx) ||
 	    !cfs_transport_hold(g->d->transport))
-		return false;
+		return false; /* a hold the ring has no entry for is served now, as a delay */
 	struct cfs_delayed *dl = calloc(1, sizeof(*dl));
 	void *copy = malloc(size);
 	if (!dl || !copy) { /* no memory to hold it back: serve it now */
@@ -249,23 +314,31 @@ static bool cfs_maybe_delay(struct cfs_gate *g, const struct fuse_buf *buf, size
 	memcpy(copy, buf->mem, size);
 	dl->buf = (struct fuse_buf){.size = size, .mem = copy};
 	dl->g = g;
+	dl->unique = in->unique;
+	dl->rule = fx.id;
+	dl->hold = fx.hold;
+	dl->counted = true;
+	cfs_fault_holding(g->d->faults, fx.id, 1);
 	dl->next = g->delayed;
 	if (g->delayed)
 		g->delayed->prev = dl;
 	g->delayed = dl;
 	pc_timer_init(&dl->timer, cfs_on_delay_done, dl);
-	pc_timer_start(g->loop, &dl->timer, fx.delay_ms, 0);
+	if (!fx.hold || fx.delay_ms) /* a hold without a timeout waits for its release */
+		pc_timer_start(g->loop, &dl->timer, fx.delay_ms, 0);
 	return true;
 }
 
-static void cfs_drop_delayed(struct cfs_gate *g)
+/* The loop has ended (unmounted, or told to stop): every request still held or delayed is
+ * served now, so that no caller is left waiting on a mount nobody serves (when the kernel
+ * has ended the session, the replies go nowhere, harmlessly). */
+static void cfs_release_all(struct cfs_gate *g)
 {
 	while (g->delayed) {
 		struct cfs_delayed *dl = g->delayed;
-		g->delayed = dl->next;
-		pc_timer_stop(g->loop, &dl->timer);
-		free(dl->buf.mem);
-		free(dl);
+		cfs_unhold(g, dl);
+		cfs_process(g->d, &dl->buf);
+		cfs_delayed_free(dl);
 	}
 }
 
@@ -326,6 +399,8 @@ void cfs_serve_one(void *gate, const struct fuse_buf *buf)
 {
 	struct cfs_gate *g = gate;
 
+	if (cfs_interrupt_held(g, buf))
+		return;
 	if (cfs_faults_active(g->d->faults) && cfs_maybe_delay(g, buf, buf->size))
 		return;
 	cfs_process(g->d, buf);
@@ -357,8 +432,8 @@ void cfs_gate_close(struct cfs_gate *g)
 {
 	if (!g)
 		return;
+	cfs_release_all(g);
 	cfs_stop_holding(g);
-	cfs_drop_delayed(g);
 	free(g);
 }
 

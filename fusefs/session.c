@@ -171,8 +171,11 @@ static int cfs_run_pollcore(struct cfs_daemon *d)
 		err = cfs_gate_open(&s->gate, d, &s->loop);
 	if (!err)
 		err = cfs_transport_start(d->transport, &s->loop, cfs_serve_one, s->gate);
-	if (!err)
+	if (!err) {
+		d->gate = s->gate; /* the control's `fault release` reaches it */
 		err = pc_run(&s->loop);
+		d->gate = NULL;
+	}
 	if (!err)
 		err = cfs_transport_error(d->transport);
 	cfs_gate_close(s->gate);

@@ -9,3 +9,4 @@ TEST_BINS += $(BUILD)/cfs-race-check
 $(BUILD)/cfs-race-check: $(BUILD)/tests/race_check.o
 	$(CC) $(LDFLAGS) -o $@ $^
 SHELL_TESTS += tests/mount_race.sh
+SHELL_TESTS += tests/mount_hold.sh

@@ -38,7 +38,7 @@ _chainfsctl_args() {
 	if ((nonopt == 2)); then
 		words=$(printf '%s\n' "${line%%(*}" | tr '|[] ' '\n\n\n\n' | grep -x -- '-*[a-z]*')
 	elif [[ $cmd == fault && ${COMP_WORDS[COMP_CWORD - nonopt + 2]} == add ]]; then
-		words=$(printf '%s\n' "${line#*(add }" | grep -o '[a-z]*=\|nowrite\|once\|every' | sort -u)
+		words=$(printf '%s\n' "${line#*(add }" | grep -o '[a-z]*=\|nowrite\|hold\|once\|every' | sort -u)
 		compopt -o nospace 2>/dev/null
 	fi
 	COMPREPLY=($(compgen -W "$words" -- "$cur"))
