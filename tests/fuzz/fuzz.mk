@@ -19,21 +19,15 @@ FUZZ_LIBS = $(shell pkg-config --libs glib-2.0)
 FUZZ_OBJS := $(addprefix $(FUZZ_BUILD)/,resolver/resolver.o $(CFS_TREE_SRCS:.c=.o) \
 	$(CFS_SPEC_SRCS:.c=.o) tests/memtree.o tests/refresolve.o \
 	tests/fuzz/fuzz_util.o)
-# control: the daemon's control code without a mount; coherence.c comes along for the
-# invalidations it queues (with no notifier they send nothing). The FUSE operations do not.
-# Compiled as the daemon's own files are (fusefs/module.mk).
-FUZZ_DAEMON_OBJS := $(addprefix $(FUZZ_BUILD)/fusefs/,control.o control_cmds.o fault.o \
-	change.o coherence.o follow.o optable.o links.o paths.o notify.o latency.o record.o record_log.o \
-	transport.o errname.o json.o)
-FUZZ_CONTROL_OBJS := $(FUZZ_DAEMON_OBJS) $(patsubst $(BUILD)/%,$(FUZZ_BUILD)/%,$(PC_OBJS))
-$(FUZZ_DAEMON_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
-	-DG_LOG_DOMAIN=\"chainfs\"
-# gate: the request gate with libfuse and every handler, on a session without a mount: the
-# daemon's files but the mount's life (session.c) and the program (main.c)
+# control and gate: the daemon's files but the mount's life (session.c) and the program
+# (main.c), on a session without a mount (control: the control code, which reaches the gate
+# for holds and the handlers through it; gate: the request gate with libfuse and every
+# handler). Compiled as the daemon's own files are (fusefs/module.mk).
 FUZZ_GATE_OBJS := $(patsubst $(BUILD)/%,$(FUZZ_BUILD)/%,$(filter-out %/main.o %/session.o, \
 	$(CFS_DAEMON_OBJS) $(PC_OBJS)))
-$(FUZZ_GATE_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_gate.o: FUZZ_CFLAGS += $(CFLAGS_FUSE) \
-	-DG_LOG_DOMAIN=\"chainfs\"
+FUZZ_CONTROL_OBJS := $(FUZZ_GATE_OBJS)
+$(FUZZ_GATE_OBJS) $(FUZZ_BUILD)/tests/fuzz/fuzz_gate.o $(FUZZ_BUILD)/tests/fuzz/fuzz_control.o: \
+	FUZZ_CFLAGS += $(CFLAGS_FUSE) -DG_LOG_DOMAIN=\"chainfs\"
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
 FUZZ_MAIN_OBJS := $(patsubst %,$(FUZZ_BUILD)/tests/fuzz/fuzz_%.o,$(FUZZ_TARGETS))
 # kept: make would delete them as intermediates of the fuzz_% rule
