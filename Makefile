@@ -69,7 +69,7 @@ deps:
 ASAN_OPT := -O1 -g -fno-omit-frame-pointer
 ASAN_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_VARS = BUILD=build-asan OPT="$(ASAN_OPT)" SAN="$(ASAN_SAN)"
-UNIT_SCRIPTS := tests/check_summary.sh tests/callgraph.sh
+UNIT_SCRIPTS := tests/check_summary.sh tests/callgraph.sh tests/build_deps.sh
 CHECK = MAKE="$(MAKE)" BUILD="$(BUILD)" UNIT_TESTS="$(UNIT_TESTS)" \
 	UNIT_SCRIPTS="$(UNIT_SCRIPTS)" SHELL_TESTS="$(SHELL_TESTS)" FUZZ_TARGETS="$(FUZZ_TARGETS)" \
 	ASAN_UNIT_TESTS="$(patsubst $(BUILD)/%,build-asan/%,$(UNIT_TESTS))" \
@@ -131,8 +131,12 @@ print-cppflags:
 clean:
 	rm -rf build build-asan build-fuzz
 
+# Each object's header list names it both as build/x.o and as /abs/build/x.o: a make run with
+# an absolute BUILD (the tests' make install) must not hide a changed header from a later one
+# with the relative BUILD, which would link objects built against two layouts of a struct.
+DEP_NAMES = $(sort $(patsubst $(CURDIR)/%,%,$(abspath $@)) $(abspath $@))
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(call show,CC,$@)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+	$(call show,CC,$@)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP $(addprefix -MT ,$(DEP_NAMES)) -c -o $@ $<
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -59,7 +59,7 @@ $(FUZZ_BUILD)/fuzz_gate: $(FUZZ_BUILD)/tests/fuzz/fuzz_gate.o $(FUZZ_OBJS) $(FUZ
 
 $(FUZZ_BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(call show,CC,$@)$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -MMD -MP -c -o $@ $<
+	$(call show,CC,$@)$(FUZZ_CC) $(CPPFLAGS) -Itests/fuzz $(FUZZ_CFLAGS) -MMD -MP $(addprefix -MT ,$(DEP_NAMES)) -c -o $@ $<
 
 -include $(wildcard $(FUZZ_BUILD)/*/*.d $(FUZZ_BUILD)/*/*/*.d)
 
