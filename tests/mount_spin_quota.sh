@@ -92,6 +92,12 @@ remount_v1() {
 	err=$(mount -t cgroup -o "$V1_OPTS,$V1_SUPER" "$V1_SRC" "$V1_PT" 2>&1)
 }
 
+# v1_missing: the v1 cpu hierarchy seen at the start is no longer mounted where it was
+v1_missing() {
+	[ -n "$V1_PT" ] && ! cg_mount_lines cgroup |
+		awk -v p="$V1_PT" '$2 == p && ("," $5 ",") ~ /,cpu,/ { f = 1 } END { exit !f }'
+}
+
 # restore_host: no daemon of ours, no group of ours, cpu where it was; 1 if any is not so
 restore_host() {
 	bad=0
@@ -104,10 +110,11 @@ restore_host() {
 	if [ -n "$V2_ENABLED" ]; then
 		if echo -cpu >"$V2/cgroup.subtree_control"; then V2_ENABLED=""; else bad=1; fi
 	fi
-	if [ -n "$V1_MOVED" ]; then
+	# by what mountinfo shows, not by V1_MOVED: an exit between the unmount and its note
+	if v1_missing; then
 		if wait_for remount_v1; then
 			V1_MOVED=""
-			echo "$TEST_NAME: v1 cpu hierarchy mounted again at $V1_PT"
+			echo "$TEST_NAME: the v1 cpu hierarchy is mounted again at $V1_PT"
 		else
 			echo "FAIL: $TEST_NAME: cannot mount the v1 cpu hierarchy at $V1_PT again: $err" >&2
 			bad=1
