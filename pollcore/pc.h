@@ -173,8 +173,9 @@ void pc_loop_stats(const struct pc_loop *loop, struct pc_stats *out);
  * Nor does a loop on a busy machine: a spin starts only while the kernel's count of runnable
  * tasks (/proc/loadavg, sampled at most once a millisecond) leaves a CPU for it, so spinning
  * does not take time from tasks that have work. The CPUs counted are the thread's affinity
- * mask, capped by a cgroup CPU quota (v2 cpu.max or v1 cpu.cfs_quota_us, rounded up; read here
- * and again at most once a second). PC_SPIN_ALWAYS drops that check (a loop with a CPU of its
+ * mask, capped by a cgroup CPU quota (v2 cpu.max or v1 cpu.cfs_quota_us, rounded up, in the
+ * hierarchies /proc/self/mountinfo shows wherever they are mounted; read here and again at
+ * most once a second). PC_SPIN_ALWAYS drops that check (a loop with a CPU of its
  * own). A spin delays timers and the pass's timeout by at most SPIN_US.
  * SPIN_US 0 (the default) never spins. -EINVAL above PC_MAX_SPIN_US or for unknown FLAGS.
  */

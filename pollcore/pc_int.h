@@ -31,14 +31,17 @@ static inline long pc_min_cpus(long a, long b)
 }
 
 /*
- * CPUs the cgroup CPU quota leaves this process: quota / period rounded up, the tightest of
- * its cgroup and every ancestor. CGROUP is the text of /proc/self/cgroup; ROOT is where the
- * cgroups are mounted ("/sys/fs/cgroup"): v2 reads ROOT/PATH/cpu.max, v1 reads
- * cpu.cfs_quota_us and cpu.cfs_period_us under ROOT/CONTROLLERS/PATH (or ROOT/cpu/PATH).
- * 0 when there is no quota or nothing can be read.
+ * CPUs the cgroup CPU quota leaves a process: quota / period rounded up, the tightest of its
+ * cgroup and every ancestor a mount shows. PROC is a /proc directory ("/proc/self") holding
+ * the process's "cgroup" ("0::/PATH" for v2, "N:CONTROLLERS:/PATH" for v1) and "mountinfo":
+ * each cgroup2 mount, and each cgroup (v1) mount with the cpu option, that shows PATH (its
+ * root is PATH or above it) is read: v2 cpu.max, v1 cpu.cfs_quota_us over cpu.cfs_period_us.
+ * 0 when there is no quota or none can be read; -errno when PROC/cgroup or PROC/mountinfo
+ * cannot be read.
  */
-long pc_cgroup_cpus(const char *cgroup, const char *root);
-/* The same for the calling thread, from /proc and /sys/fs/cgroup (pc_spin.c). */
+long pc_cgroup_cpus_at(const char *proc);
+/* The same for the calling thread (/proc/thread-self, else /proc/self), 0 when neither can be
+ * read (pc_spin.c). */
 long pc_self_cgroup_cpus(void);
 
 #endif

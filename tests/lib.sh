@@ -216,6 +216,13 @@ norm_ls() {
 	sed -E 's/^(l[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+) +[0-9]+ (.*) -> .*$/\1 - \2/'
 }
 
+# skip WHY: the test cannot run here; says so in the line make check counts as skipped (neither
+# passed nor failed, tools/check-summary.sh), and exits 0
+skip() {
+	echo "$TEST_NAME: skipped: $*"
+	exit 0
+}
+
 finish() {
 	echo "$TEST_NAME: $passed passed, $failed failed"
 	[ "$failed" -eq 0 ]

@@ -1668,67 +1668,136 @@ END_TEST
 
 /* ---- the cgroup CPU quota the spin counts ---- */
 
-/* A fake cgroup mount: the /proc/self/cgroup text and up to four files, "dir/name=text". */
-static const struct quota_case {
+/*
+ * A fake /proc directory and cgroup mounts: the cgroup and mountinfo texts ("@" stands for the
+ * temp dir, where the mounts are) and up to five files, "dir/name=text".
+ */
+struct quota_case {
 	const char *name;
 	const char *cgroup;
-	const char *files[4];
+	const char *mountinfo;
+	const char *files[5];
 	long cpus;
-} quota_cases[] = {
-    {"v2 max is no quota", "0::/a\n", {"a/cpu.max=max 100000\n"}, 0},
-    {"v2 half a CPU is 1", "0::/a\n", {"a/cpu.max=50000 100000\n"}, 1},
-    {"v2 1.5 CPUs round up to 2", "0::/a\n", {"a/cpu.max=150000 100000\n"}, 2},
+};
+
+/* A v2-only machine (Debian 12): cgroup2 at the top. */
+#define V2_TOP "25 22 0:23 / @ rw,nosuid,nodev shared:9 - cgroup2 cgroup2 rw,nsdelegate\n"
+/* A hybrid machine: v2 beside the v1 hierarchies, v1 cpu alone at @/cpu. */
+#define V2_UNIFIED "40 30 0:37 / @/unified rw,relatime - cgroup2 cgroup2 rw\n"
+#define V1_CPU	   "31 30 0:28 / @/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+#define V1_CPUACCT "32 30 0:29 / @/cpuacct rw,relatime - cgroup cgroup rw,cpuacct\n"
+#define V1_CPU_CPUACCT                                                                             \
+	"33 30 0:30 / @/cpu,cpuacct rw,nosuid shared:12 - cgroup cgroup rw,cpu,cpuacct\n"
+
+static const struct quota_case quota_cases[] = {
+    {"v2 max is no quota", "0::/a\n", V2_TOP, {"a/cpu.max=max 100000\n"}, 0},
+    {"v2 half a CPU is 1", "0::/a\n", V2_TOP, {"a/cpu.max=50000 100000\n"}, 1},
+    {"v2 1.5 CPUs round up to 2", "0::/a\n", V2_TOP, {"a/cpu.max=150000 100000\n"}, 2},
     {"v2 a tighter parent binds",
      "0::/a/b\n",
+     V2_TOP,
      {"a/cpu.max=100000 100000\n", "a/b/cpu.max=300000 100000\n"},
      1},
     {"v2 a tighter child binds",
      "0::/a/b\n",
+     V2_TOP,
      {"a/cpu.max=400000 100000\n", "a/b/cpu.max=200000 100000\n"},
      2},
-    {"v2 garbage is no quota", "0::/a\n", {"a/cpu.max=lots 100000\n"}, 0},
-    {"v2 no period is no quota", "0::/a\n", {"a/cpu.max=50000\n"}, 0},
-    {"v2 trailing junk is no quota", "0::/a\n", {"a/cpu.max=50000 100000 x\n"}, 0},
-    {"v2 absent is no quota", "0::/a\n", {NULL}, 0},
+    {"v2 garbage is no quota", "0::/a\n", V2_TOP, {"a/cpu.max=lots 100000\n"}, 0},
+    {"v2 no period is no quota", "0::/a\n", V2_TOP, {"a/cpu.max=50000\n"}, 0},
+    {"v2 trailing junk is no quota", "0::/a\n", V2_TOP, {"a/cpu.max=50000 100000 x\n"}, 0},
+    {"v2 absent is no quota", "0::/a\n", V2_TOP, {NULL}, 0},
+    {"v2 in the top group is no quota", "0::/\n", V2_TOP, {"a/cpu.max=50000 100000\n"}, 0},
+    {"v2 mounted beside v1 (hybrid: /sys/fs/cgroup/unified)",
+     "1:cpu:/\n0::/a\n",
+     V1_CPU V2_UNIFIED,
+     {"unified/a/cpu.max=50000 100000\n", "a/cpu.max=300000 100000\n"},
+     1},
+    {"v2 mounted anywhere, escaped name",
+     "0::/a\n",
+     "25 22 0:23 / @/my\\040cg\\134x rw - cgroup2 none rw\n",
+     {"my cg\\x/a/cpu.max=50000 100000\n"},
+     1},
+    {"v2 unmounted: no quota", "0::/a\n", V1_CPU, {"a/cpu.max=50000 100000\n"}, 0},
+    {"v2 a container's view: the mount's root is its group",
+     "0::/box/a\n",
+     "25 22 0:23 /box @ rw - cgroup2 cgroup2 rw\n",
+     {"a/cpu.max=50000 100000\n"},
+     1},
+    {"v2 a mount of another part of the tree is not ours",
+     "0::/boxes/a\n",
+     "25 22 0:23 /box @ rw - cgroup2 cgroup2 rw\n",
+     {"boxes/a/cpu.max=50000 100000\n", "cpu.max=50000 100000\n"},
+     0},
+    {"v2 a second mount that shows the group counts",
+     "0::/a\n",
+     "25 22 0:23 /elsewhere @/x rw - cgroup2 cgroup2 rw\n"
+     "26 22 0:23 / @/y rw - cgroup2 cgroup2 rw\n",
+     {"x/a/cpu.max=50000 100000\n", "y/a/cpu.max=250000 100000\n"},
+     3},
     {"v1 -1 is no quota",
      "1:cpu:/a\n",
+     V1_CPU,
      {"cpu/a/cpu.cfs_quota_us=-1\n", "cpu/a/cpu.cfs_period_us=100000\n"},
      0},
     {"v1 half a CPU is 1",
      "1:cpu:/a\n",
+     V1_CPU,
      {"cpu/a/cpu.cfs_quota_us=50000\n", "cpu/a/cpu.cfs_period_us=100000\n"},
      1},
     {"v1 2.5 CPUs round up to 3",
      "1:cpu:/a\n",
+     V1_CPU,
      {"cpu/a/cpu.cfs_quota_us=250000\n", "cpu/a/cpu.cfs_period_us=100000\n"},
      3},
     {"v1 combined cpu,cpuacct mount",
      "3:cpu,cpuacct:/a\n",
+     V1_CPU_CPUACCT,
      {"cpu,cpuacct/a/cpu.cfs_quota_us=50000\n", "cpu,cpuacct/a/cpu.cfs_period_us=100000\n"},
      1},
-    {"v1 combined list under a cpu mount",
-     "3:cpu,cpuacct:/a\n",
-     {"cpu/a/cpu.cfs_quota_us=50000\n", "cpu/a/cpu.cfs_period_us=100000\n"},
+    {"v1 mounted under any name",
+     "3:cpuacct,cpu:/a\n",
+     "33 30 0:30 / @/q rw - cgroup whatever rw,cpuacct,cpu\n",
+     {"q/a/cpu.cfs_quota_us=50000\n", "q/a/cpu.cfs_period_us=100000\n"},
      1},
     {"v1 a tighter parent binds",
      "1:cpu:/a/b\n",
+     V1_CPU,
      {"cpu/a/cpu.cfs_quota_us=100000\n", "cpu/a/cpu.cfs_period_us=100000\n",
       "cpu/a/b/cpu.cfs_quota_us=-1\n", "cpu/a/b/cpu.cfs_period_us=100000\n"},
      1},
     {"v1 cpuacct alone is not cpu",
      "2:cpuacct:/a\n",
+     V1_CPUACCT,
+     {"cpuacct/a/cpu.cfs_quota_us=50000\n", "cpuacct/a/cpu.cfs_period_us=100000\n"},
+     0},
+    {"v1 a cpuacct mount does not show the cpu hierarchy",
+     "1:cpu:/a\n2:cpuacct:/\n",
+     V1_CPUACCT,
      {"cpuacct/a/cpu.cfs_quota_us=50000\n", "cpuacct/a/cpu.cfs_period_us=100000\n"},
      0},
     {"v1 garbage is no quota",
      "1:cpu:/a\n",
+     V1_CPU,
      {"cpu/a/cpu.cfs_quota_us=fifty\n", "cpu/a/cpu.cfs_period_us=100000\n"},
      0},
-    {"v1 no period is no quota", "1:cpu:/a\n", {"cpu/a/cpu.cfs_quota_us=50000\n"}, 0},
+    {"v1 no period is no quota", "1:cpu:/a\n", V1_CPU, {"cpu/a/cpu.cfs_quota_us=50000\n"}, 0},
     {"a v1 line among others",
      "4:memory:/x\n1:cpu:/a\n0::/\n",
+     V1_CPUACCT V1_CPU V2_UNIFIED,
      {"cpu/a/cpu.cfs_quota_us=50000\n", "cpu/a/cpu.cfs_period_us=100000\n"},
      1},
-    {"garbage lines are ignored", "nonsense\n1:cpu\n::\n0::\n", {NULL}, 0},
+    {"v1 and v2 quotas: the tighter binds",
+     "1:cpu:/a\n0::/b\n",
+     V1_CPU V2_UNIFIED,
+     {"cpu/a/cpu.cfs_quota_us=300000\n", "cpu/a/cpu.cfs_period_us=100000\n",
+      "unified/b/cpu.max=200000 100000\n"},
+     2},
+    {"garbage lines are ignored",
+     "nonsense\n1:cpu\n::\n0::\n0::/a",
+     "x\n\n1 2 3 4 5 6 7 8 - cgroup2\n1 2 3 / @ rw - cgroup2 cgroup2 rw",
+     {"a/cpu.max=50000 100000\n"},
+     1},
 };
 
 /* Writes ROOT/REL, making its directories. */
@@ -1750,22 +1819,90 @@ static void put_file(const char *root, const char *rel, const char *text)
 	fclose(f);
 }
 
+/* Writes ROOT/REL from TEMPLATE, each "@" replaced by ROOT. */
+static void put_template(const char *root, const char *rel, const char *template)
+{
+	char text[4096];
+	size_t n = 0;
+
+	for (; *template && n + strlen(root) + 1 < sizeof(text); template ++) {
+		if (*template == '@')
+			n += (size_t)sprintf(text + n, "%s", root);
+		else
+			text[n++] = *template;
+	}
+	ck_assert(!*template);
+	text[n] = '\0';
+	put_file(root, rel, text);
+}
+
+static void remove_tree(const char *root)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
 START_TEST(test_cgroup_quota_counts_whole_cpus)
 {
 	const struct quota_case *c = &quota_cases[_i];
-	char root[] = "/tmp/pc_cgroup_XXXXXX", cmd[64], rel[256];
+	char root[] = "/tmp/pc_cgroup_XXXXXX", rel[256];
+	long cpus;
 
 	ck_assert_ptr_nonnull(mkdtemp(root));
-	for (int i = 0; i < 4 && c->files[i]; i++) {
+	put_file(root, "cgroup", c->cgroup);
+	put_template(root, "mountinfo", c->mountinfo);
+	for (int i = 0; i < 5 && c->files[i]; i++) {
 		const char *eq = strchr(c->files[i], '=');
 
 		snprintf(rel, sizeof(rel), "%.*s", (int)(eq - c->files[i]), c->files[i]);
 		put_file(root, rel, eq + 1);
 	}
-	ck_assert_msg(pc_cgroup_cpus(c->cgroup, root) == c->cpus, "%s: %ld, not %ld", c->name,
-		      pc_cgroup_cpus(c->cgroup, root), c->cpus);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	ck_assert_int_eq(system(cmd), 0);
+	cpus = pc_cgroup_cpus_at(root);
+	ck_assert_msg(cpus == c->cpus, "%s: %ld, not %ld", c->name, cpus, c->cpus);
+	remove_tree(root);
+}
+END_TEST
+
+/* Either file missing: -ENOENT, which pc_self_cgroup_cpus() takes for "try /proc/self". */
+START_TEST(test_cgroup_quota_without_its_proc_files_is_enoent)
+{
+	char root[] = "/tmp/pc_cgroup_XXXXXX";
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	ck_assert_int_eq(pc_cgroup_cpus_at(root), -ENOENT);
+	put_file(root, "cgroup", "0::/\n");
+	ck_assert_int_eq(pc_cgroup_cpus_at(root), -ENOENT);
+	put_file(root, "mountinfo", "");
+	ck_assert_int_eq(pc_cgroup_cpus_at(root), 0);
+	remove_tree(root);
+}
+END_TEST
+
+/* mountinfo is read in pieces: a mount far down a long file counts, and a line longer than
+ * the reader's buffer is skipped without losing the lines after it. */
+START_TEST(test_cgroup_quota_found_in_a_long_mountinfo)
+{
+	char root[] = "/tmp/pc_cgroup_XXXXXX", path[4200], line[8200];
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	put_file(root, "cgroup", "0::/a\n");
+	put_file(root, "a/cpu.max", "50000 100000\n");
+	snprintf(path, sizeof(path), "%s/mountinfo", root);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < 500; i++)
+		fprintf(f, "%d 1 0:%d / /tmp/overlay/%d/merged rw - overlay overlay rw,xino=off\n",
+			100 + i, i, i);
+	memset(line, 'x', sizeof(line) - 1);
+	line[sizeof(line) - 1] = '\0';
+	fprintf(f, "99 1 0:9 / /%s rw - cgroup2 cgroup2 rw\n", line);
+	fprintf(f, "98 1 0:8 / %s rw - cgroup2 cgroup2 rw\n", root);
+	fclose(f);
+	ck_assert_int_eq(pc_cgroup_cpus_at(root), 1);
+	remove_tree(root);
 }
 END_TEST
 
@@ -1870,6 +2007,8 @@ static Suite *pollcore_suite(void)
 	tcase_add_test(spin, test_spin_is_skipped_while_every_cpu_has_work);
 	tcase_add_test(spin, test_spin_cpus_is_shown_once_a_spin_is_set);
 	tcase_add_loop_test(spin, test_cgroup_quota_counts_whole_cpus, 0, N_OF(quota_cases));
+	tcase_add_test(spin, test_cgroup_quota_without_its_proc_files_is_enoent);
+	tcase_add_test(spin, test_cgroup_quota_found_in_a_long_mountinfo);
 
 	suite_add_tcase(s, sigs);
 	suite_add_tcase(s, spin);
