@@ -333,6 +333,38 @@ void tree_order_remove(struct cfs_tree *t, struct cfs_node *dn, uint32_t seq)
 	order_shrink(t, dn);
 }
 
+/* Entry R back at SEQ, where it was before (the journal's undo): into its tombstone if that is
+ * still there, else shifted in at its place (the caller reserved a slot). Cookies handed out
+ * meanwhile still resume by seq. */
+void tree_order_insert(const struct cfs_tree *t, struct cfs_node *dn, uint32_t r, uint32_t seq)
+{
+	struct cfs_dir *d = dn->u.dir;
+	uint32_t pos = order_lower_bound(t, d, seq);
+
+	ent(t, r)->seq = seq;
+	if (seq > d->last_seq)
+		d->last_seq = seq;
+	if (pos < d->len && d->slot[pos] == (CFS_TOMB | seq)) {
+		d->slot[pos] = r;
+		d->dead--;
+		return;
+	}
+	assert(d->len < d->cap);
+	memmove(&d->slot[pos + 1], &d->slot[pos], (d->len - pos) * sizeof(*d->slot));
+	d->slot[pos] = r;
+	d->len++;
+}
+
+/* Entry R, just appended (the newest), moves back to SEQ: its slot is the one it takes. */
+void tree_order_place(const struct cfs_tree *t, struct cfs_node *dn, uint32_t r, uint32_t seq)
+{
+	struct cfs_dir *d = dn->u.dir;
+
+	assert(d->len && d->slot[d->len - 1] == r);
+	d->len--;
+	tree_order_insert(t, dn, r, seq);
+}
+
 /* A removed directory's order goes, unless orphans pin it: their count lives there. */
 void tree_order_free(struct cfs_tree *t, struct cfs_node *dn)
 {
