@@ -180,9 +180,9 @@ int cfs_tree_rename(struct cfs_tree *t, uint32_t olddir, const char *oldname, si
  * rather than freed. cfs_tree_journal_undo then puts the tree back as it was at begin: the
  * same names in the same readdir order, naming the same nodes (handles and generations, so
  * what the kernel holds stays right), each node's first name first, the same attributes,
- * link counts and times. Not noted: file content (a journal must not write, truncate or set
- * the content of a file that existed when it began) and the order of a node's extra hard-link
- * names among themselves (one put back is the newest). cfs_tree_journal_commit keeps the
+ * link counts and times, and the extra hard-link names of each node in their order (the one a
+ * removed first name passes to). Not noted: file content (a journal must not write, truncate
+ * or set the content of a file that existed when it began). cfs_tree_journal_commit keeps the
  * changes and frees what they removed. Only the tree's own calls run meanwhile.
  */
 int cfs_tree_journal_begin(struct cfs_tree *t); /* 0, -EBUSY (one is open) or -ENOMEM */

@@ -320,14 +320,20 @@ void tree_note_move(struct cfs_tree *t, enum tree_jkind kind, uint32_t olddir, c
 	r->name2 = note_name(t->journal, newname, newlen);
 }
 
+uint32_t tree_note_rank(const struct cfs_tree *t, uint32_t ref)
+{
+	return !t->journal ? 0 : ref & CFS_XREF ? tree_xname_rank(t, ref & ~CFS_XREF) : TJ_FIRST;
+}
+
 void tree_note_gone(struct cfs_tree *t, uint32_t dir, const char *name, size_t len, uint32_t id,
-		    uint32_t seq, bool first)
+		    uint32_t seq, uint32_t rank)
 {
 	struct tree_jrec *r = t->journal ? note_take(t, len) : NULL;
 
 	if (r)
 		*r = (struct tree_jrec){.kind = TJ_GONE,
-					.first = first,
+					.first = rank == TJ_FIRST,
+					.rank = rank == TJ_FIRST ? 0 : rank,
 					.id = id,
 					.gen = nd(t, id)->gen,
 					.dir = dir,

@@ -485,6 +485,43 @@ void tree_xname_unchain(struct cfs_tree *t, uint32_t i)
 		h->head = x->next;
 }
 
+/* How many of its child's extra names are older than xname I: its place in the ring. */
+uint32_t tree_xname_rank(const struct cfs_tree *t, uint32_t i)
+{
+	uint32_t k = 0;
+
+	for (uint32_t j = tree_xhead_find(t, t->x[i].child)->head; j != i; j = t->x[j].next)
+		k++;
+	return k;
+}
+
+/* Chain xname I back into its child's ring with RANK older ones before it (the journal's
+ * undo: the ring is as it was when I left it). */
+void tree_xname_chain_at(struct cfs_tree *t, uint32_t i, uint32_t rank)
+{
+	struct cfs_xname *x = &t->x[i];
+	struct cfs_xhead *h;
+	uint32_t p, q;
+
+	tree_xname_chain(t, i); /* the newest: just before the head */
+	h = tree_xhead_find(t, x->child);
+	if (rank == 0) {
+		h->head = i;
+		return;
+	}
+	for (p = h->head; --rank;)
+		p = t->x[p].next;
+	if (p == x->prev)
+		return; /* it was the newest */
+	t->x[x->prev].next = x->next;
+	t->x[x->next].prev = x->prev;
+	q = t->x[p].next;
+	x->prev = p;
+	x->next = q;
+	t->x[p].next = i;
+	t->x[q].prev = i;
+}
+
 bool tree_has_xnames(const struct cfs_tree *t, uint32_t id)
 {
 	return t->xh_count && tree_xhead_find(t, id);

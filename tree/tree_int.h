@@ -226,6 +226,7 @@ enum tree_jkind {
 struct tree_jrec {
 	uint8_t kind;
 	bool first;	   /* TJ_GONE: the name was the node's first (tree_int.h's .e) */
+	uint32_t rank;	   /* TJ_GONE, an extra name: older extra names of its node */
 	uint16_t mode;	   /* TJ_ATTR */
 	uint32_t id, gen;  /* TJ_ATTR, TJ_GONE, TJ_KEPT: the node */
 	uint32_t dir, seq; /* TJ_NEW, TJ_GONE: the name's place; TJ_MOVE, TJ_SWAP: the old one */
@@ -433,6 +434,8 @@ int tree_xhead_reserve(struct cfs_tree *t);
 void tree_xname_chain(struct cfs_tree *t, uint32_t i);
 void tree_xname_unchain(struct cfs_tree *t, uint32_t i);
 bool tree_has_xnames(const struct cfs_tree *t, uint32_t id);
+uint32_t tree_xname_rank(const struct cfs_tree *t, uint32_t i);
+void tree_xname_chain_at(struct cfs_tree *t, uint32_t i, uint32_t rank);
 
 /* ---- tree_data.c: file data, small and paged writes ---- */
 
@@ -469,8 +472,12 @@ void tree_note_new(struct cfs_tree *t, uint32_t dir, const char *name, size_t le
 void tree_note_move(struct cfs_tree *t, enum tree_jkind kind, uint32_t olddir, const char *oldname,
 		    size_t oldlen, uint32_t oldseq, uint32_t newdir, const char *newname,
 		    size_t newlen);
+/* What tree_note_gone needs of entry REF before it goes: TJ_FIRST for a node's first name, else
+ * the extra name's place in its node's ring (tree_xname_rank). */
+#define TJ_FIRST UINT32_MAX
+uint32_t tree_note_rank(const struct cfs_tree *t, uint32_t ref);
 void tree_note_gone(struct cfs_tree *t, uint32_t dir, const char *name, size_t len, uint32_t id,
-		    uint32_t seq, bool first);
+		    uint32_t seq, uint32_t rank);
 bool tree_note_kept(struct cfs_tree *t, uint32_t id);
 void tree_journal_free(struct cfs_tree *t);
 int tree_entry_reserve(struct cfs_tree *t, uint32_t dir, size_t bytes, const char **keep, int nkeep,

@@ -60,12 +60,12 @@ int cfs_tree_unlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t l
 	if (is_dir(n))
 		return -EISDIR;
 	int64_t now = now_ns();
-	uint32_t seq = ent(t, r)->seq;
+	uint32_t seq = ent(t, r)->seq, rank = tree_note_rank(t, r);
 	tree_ent_detach(t, slot, r);
 	n->nlink--;
 	tree_touch(t, id, now);
 	tree_stamp(t, dir, now);
-	tree_note_gone(t, dir, name, len, id, seq, !(r & CFS_XREF));
+	tree_note_gone(t, dir, name, len, id, seq, rank);
 	if (!n->nlink)
 		tree_node_orphan(t, id);
 	tree_arena_tidy(t);
@@ -101,7 +101,7 @@ int cfs_tree_rmdir(struct cfs_tree *t, uint32_t dir, const char *name, size_t le
 	tree_ent_detach(t, slot, id);
 	dir_bury(t, id, dir, now);
 	tree_stamp(t, dir, now);
-	tree_note_gone(t, dir, name, len, id, seq, true);
+	tree_note_gone(t, dir, name, len, id, seq, TJ_FIRST);
 	tree_node_orphan(t, id);
 	tree_arena_tidy(t);
 	return 0;
@@ -321,12 +321,12 @@ int cfs_tree_rename(struct cfs_tree *t, uint32_t olddir, const char *oldname, si
 	}
 	uint32_t oldseq = ent(t, rn.old_ref)->seq,
 		 newseq = rn.new_ref ? ent(t, rn.new_ref)->seq : 0;
+	uint32_t rank = rn.new_ref ? tree_note_rank(t, rn.new_ref) : 0;
 	err = rn.new_slot ? rename_replace(t, &rn) : rename_move(t, &rn);
 	if (err)
 		return err;
 	if (rn.new_ref) /* the replaced name goes back after the mover left it */
-		tree_note_gone(t, newdir, newname, newlen, rn.new_child, newseq,
-			       !(rn.new_ref & CFS_XREF));
+		tree_note_gone(t, newdir, newname, newlen, rn.new_child, newseq, rank);
 	tree_note_move(t, TJ_MOVE, olddir, oldname, oldlen, oldseq, newdir, newname, newlen);
 	return 0;
 }

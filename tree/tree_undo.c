@@ -142,7 +142,7 @@ static int undo_gone(struct cfs_tree *t, const struct tree_jrec *r, const char *
 	tree_order_insert(t, nd(t, r->dir), ref, r->seq);
 	tree_hash_put(t, ref);
 	if (ref & CFS_XREF)
-		tree_xname_chain(t, ref & ~CFS_XREF);
+		tree_xname_chain_at(t, ref & ~CFS_XREF, r->rank);
 	n->nlink = is_dir(n) ? 2 : n->nlink + 1; /* a directory was empty when it went */
 	if (is_dir(n))
 		nd(t, r->dir)->nlink++;

@@ -114,6 +114,32 @@ START_TEST(test_undo_puts_an_extra_name_back)
 }
 END_TEST
 
+/* ID's first name is NAME */
+static void first_name_is(uint32_t id, const char *name)
+{
+	ck_assert_str_eq(name_of(T, id), name);
+}
+
+START_TEST(test_undo_puts_an_extra_name_back_in_its_turn)
+{
+	uint32_t d = fixture(), f = at(T, CFS_ROOT, "f");
+
+	ck_assert_int_eq(lk(T, f, d, "x2"), 0);
+	ck_assert_int_eq(lk(T, f, d, "x3"), 0); /* extra names, oldest first: h x2 x3 */
+	begin();
+	ck_assert_int_eq(rm(T, d, "x2"), 0);
+	ck_assert_int_eq(mv(T, d, "b", d, "h", 0), 0); /* h goes too, replaced */
+	undone();
+	/* the first name goes to the oldest extra one: h, then x2, then x3, as before */
+	ck_assert_int_eq(rm(T, CFS_ROOT, "f"), 0);
+	first_name_is(f, "h");
+	ck_assert_int_eq(rm(T, d, "h"), 0);
+	first_name_is(f, "x2");
+	ck_assert_int_eq(rm(T, d, "x2"), 0);
+	first_name_is(f, "x3");
+}
+END_TEST
+
 START_TEST(test_undo_puts_removed_directories_back)
 {
 	uint32_t d = fixture(), e = at(T, CFS_ROOT, "e");
@@ -338,6 +364,7 @@ void tree_tcase_journal(TCase *tc)
 	tcase_add_test(tc, test_undo_puts_a_removed_file_back_at_its_place);
 	tcase_add_test(tc, test_undo_puts_a_first_name_back_first);
 	tcase_add_test(tc, test_undo_puts_an_extra_name_back);
+	tcase_add_test(tc, test_undo_puts_an_extra_name_back_in_its_turn);
 	tcase_add_test(tc, test_undo_puts_removed_directories_back);
 	tcase_add_test(tc, test_undo_moves_renamed_entries_back);
 	tcase_add_test(tc, test_undo_brings_back_what_a_rename_replaced);
