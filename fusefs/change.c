@@ -143,6 +143,12 @@ static char *cfs_step_parse(struct cfs_step *s)
 		return bad ? g_strdup(bad) : NULL;
 	}
 	s->kind = CH_SPEC;
+	if ((n == 6 && strncmp(s->line, "append", n) == 0) ||
+	    (n == 8 && strncmp(s->line, "truncate", n) == 0))
+		/* the tree's journal does not keep old content, so a change could not be undone */
+		return g_strdup(
+		    "a change does not edit a file in place (it could not be undone if a "
+		    "later line failed): make a new file and rename it over the old one");
 	if (cfs_spec_check_line(s->line, &msg) == 0)
 		return NULL;
 	char *e = g_strdup(msg ? msg : "does not parse");
@@ -324,22 +330,48 @@ static int cfs_step_apply(struct cfs_tree *t, const struct cfs_step *s, const st
 	return -EINVAL;
 }
 
-int cfs_change_apply(struct cfs_tree *t, const struct cfs_change *c, uid_t uid, gid_t gid,
-		     char **err)
+/* The lines in order until one fails: 0, or its -errno with *err saying which and why. */
+static int cfs_change_run(struct cfs_tree *t, const struct cfs_change *c, const struct cfs_new *a,
+			  char **err)
 {
-	const struct cfs_new a = {0777, uid, gid};
-
-	*err = NULL;
 	for (guint i = 0; i < c->steps->len; i++) {
 		const struct cfs_step *s = g_ptr_array_index(c->steps, i);
 		char *why = NULL;
-		int rc = cfs_step_apply(t, s, &a, &why);
+		int rc = cfs_step_apply(t, s, a, &why);
 		if (rc) {
-			*err = g_strdup_printf("line %u (%s): %s", i + 1, s->line,
-					       why ? why : g_strerror(-rc));
+			*err = g_strdup_printf("line %u (%s): %s%s", i + 1, s->line,
+					       why ? why : g_strerror(-rc),
+					       i ? "; the lines before it were undone" : "");
 			g_free(why);
 			return rc;
 		}
 	}
 	return 0;
+}
+
+int cfs_change_apply(struct cfs_tree *t, const struct cfs_change *c, uid_t uid, gid_t gid,
+		     char **err)
+{
+	const struct cfs_new a = {0777, uid, gid};
+	int rc = cfs_tree_journal_begin(t);
+
+	*err = NULL;
+	if (rc) {
+		*err = g_strdup_printf("the change could not start: %s", g_strerror(-rc));
+		return rc;
+	}
+	rc = cfs_change_run(t, c, &a, err);
+	if (!rc) {
+		cfs_tree_journal_commit(t);
+		return 0;
+	}
+	int undo = cfs_tree_journal_undo(t);
+	if (undo) { /* only when memory ran out: say so rather than claim the tree is whole */
+		char *more = g_strdup_printf("%s; undoing the lines before it failed (%s): the "
+					     "tree may keep part of the change",
+					     *err, g_strerror(-undo));
+		g_free(*err);
+		*err = more;
+	}
+	return rc;
 }

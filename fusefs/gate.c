@@ -140,8 +140,9 @@ static bool cfs_fault_change_due(struct cfs_daemon *d, const struct fuse_in_head
 }
 
 /* A change rule fired: its lines change the tree as control spec lines do (the tree records
- * what they touch), and the flush queues what the kernel must forget, before any other
- * request is served. The log says how it went. */
+ * what they touch), all or none (a failed line undoes the others: change.c), and the flush
+ * queues what the kernel must forget, before any other request is served. The log says how
+ * it went. */
 static void cfs_fault_change(struct cfs_daemon *d, uint32_t pid, enum cfs_op op, const char *path,
 			     const struct cfs_fault_effect *fx)
 {

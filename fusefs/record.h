@@ -18,7 +18,7 @@
  * {"v":3,"t_ns":MONOTONIC,"trigger":RULE_ID,"on":"getattr","pid":P,"path":"/a/b",
  * "when":"after","change":"replace /a /t","result":"applied"} or, when a line of the change
  * failed, "result":"failed","error":"rmdir /keep: Directory not empty" (the failing line
- * and why; the lines before it stay applied). It has no "op": replay skips it and counts it.
+ * and why; the lines before it were undone). It has no "op": replay skips it and counts it.
  *
  * "v" is the format's version: 3 since the trigger lines came, 2 since the reply's members
  * came; a line without it is version 1 (errnos only); replay reads all three.

@@ -4,8 +4,9 @@
 # programs (cfs-race-check): lstat then open, stat then chown (chown -R's walk), and mkdir -p
 # (a component checked to be a directory, then used). In each follow mode: each use lands on
 # the planted target in every run with the rule, in none without it, and in none when the
-# rule names another pid or uid; `before`, nth=, several lines, the log and stats; bad rules
-# are refused and leave the rules and the tree as they were.
+# rule names another pid or uid; `before`, nth=, several lines (all or none: one whose last line
+# fails leaves the tree and the mount as they were), the log and stats; bad rules are refused
+# and leave the rules and the tree as they were.
 . "$(dirname "$0")/lib.sh"
 
 RACE=$BUILD/cfs-race-check
@@ -153,6 +154,29 @@ for mode in kernel collapse server; do
 	check "$mode: nth=2: at the second ($r)" test "$r" = planted
 	check "$mode: ... then it is spent" has "$(raw 'fault list')" '"spent":true'
 	ctl fault clear >/dev/null
+	# all or none: a rule whose last line fails leaves the tree as it was (times and all), and
+	# the mount shows nothing of its first lines
+	ctl file /race/k/f 'original\n' >/dev/null
+	cat "$M/race/k/f" >/dev/null # the kernel holds /race/k and its file
+	ctl dump >"$T/$mode.before"
+	was=$(faults changes_failed)
+	raw "fault add op=getattr path=/race/k/f change=rename /race/k /race/k.old; \
+link /race/k /race/planted; hardlink /race/k.old/g /race/k.old/f; unlink /race/k.old/none" |
+		grep -q '"ok":true' || fail "$mode: the rule of three lines was not added"
+	r=$("$RACE" "$M/race/k/f" "$M/race/planted/f")
+	check "$mode: a change whose last line fails: the use meets the old tree ($r)" \
+		test "$r" = original
+	check "$mode: ... the failure is counted" test "$(faults changes_failed)" -eq $((was + 1))
+	check "$mode: ... and logged, with its undo" has "$(ctl fault log)" \
+		"unlink /race/k.old/none): No such file or directory; the lines before it were undone"
+	ctl dump >"$T/$mode.after"
+	same_output "$mode: ... the dump, times included" "$T/$mode.before" "$T/$mode.after"
+	check "$mode: ... the renamed name is not seen" not test -e "$M/race/k.old"
+	check "$mode: ... /race/k is the directory still" test -d "$M/race/k" -a ! -L "$M/race/k"
+	check "$mode: ... holding its file" test "$(cat "$M/race/k/f")" = original
+	check "$mode: ... with one name" test "$(stat -c %h "$M/race/k/f")" = 1
+	check "$mode: ... not the planted one" not test "$(cat "$M/race/k/f")" = planted
+	ctl fault clear >/dev/null
 	unmount_cfs "$M"
 done
 
@@ -173,6 +197,7 @@ refused "is a rule of its own" "op=getattr path=/keep/x errno=EIO change=unlink 
 refused "nth= and count=" "op=getattr path=/keep/x nth=0 change=unlink /keep/x"
 refused "comm=" "op=getattr path=/keep/x comm=a-name-of-sixteen change=unlink /keep/x"
 refused "pid= and uid=" "op=getattr path=/keep/x pid=me change=unlink /keep/x"
+refused "does not edit a file in place" "op=getattr path=/keep/x change=append /keep/x more"
 # a change that parses but fails when it runs: logged and counted, the tree as it was
 ctl dump >"$T/before.spec"
 ctl fault add op=getattr path=/keep/x change=rmdir /keep >/dev/null

@@ -1,9 +1,12 @@
 /*
  * Fault rules (fusefs/fault.c): what `fault add` accepts and refuses, ids that are never
- * given twice, seeded rules that hit the same requests every time, and the bounded log.
+ * given twice, seeded rules that hit the same requests every time, and the bounded log; and
+ * their tree changes (fusefs/change.c): all lines or none, the tree as it was, times included.
  */
+#include "change.h"
 #include "check_main.h"
 #include "fault.h"
+#include "spec.h"
 
 #include <check.h>
 #include <errno.h>
@@ -387,6 +390,143 @@ START_TEST(test_a_read_only_mount_refuses_change_rules)
 }
 END_TEST
 
+/* ---- change= lines: all or none ---- */
+
+/* A tree to change: a directory with entries in an order, a hard link, an empty directory, a
+ * subtree, a link target. Every node gets old times, so a stamp left behind shows. */
+static struct cfs_tree *change_tree(void)
+{
+	static const char *const lines[] = {
+	    "file /d/a \"a\\n\"",
+	    "file /d/b \"b\\n\"",
+	    "file /d/c \"c\\n\"",
+	    "hardlink /h /d/b",
+	    "dir /e",
+	    "file /s/t/u \"u\\n\"",
+	    "link /s/l /d/a",
+	    "dir /t",
+	};
+	struct cfs_tree *t = cfs_tree_new(NULL);
+	const struct cfs_spec_defaults def = {1000, 1000, false, {0, 0}};
+
+	ck_assert_ptr_nonnull(t);
+	for (size_t i = 0; i < G_N_ELEMENTS(lines); i++) {
+		char *err = NULL;
+		ck_assert_msg(cfs_spec_apply_line(t, lines[i], &def, &err) == 0, "%s: %s", lines[i],
+			      err);
+	}
+	/* the dump writes times to the second: old ones, and a different one for each node */
+	struct cfs_tree_stats st;
+	cfs_tree_stats(t, &st);
+	for (uint32_t id = CFS_ROOT; id <= st.nodes; id++) { /* no handle freed yet */
+		const struct timespec ts = {1000000 + id, 0};
+		cfs_tree_set_times(t, id, &ts, &ts, &ts);
+	}
+	return t;
+}
+
+static char *spec_of(const struct cfs_tree *t)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(cfs_spec_dump(t, f), 0);
+	fclose(f);
+	return out;
+}
+
+/* Apply TEXT, which must fail at its last line: the tree's dump is as before. */
+static void change_fails_whole(const char *text)
+{
+	struct cfs_tree *t = change_tree();
+	char *why = NULL, *err = NULL, *before = spec_of(t), *after;
+	struct cfs_change *c = cfs_change_parse(text, &why);
+	struct cfs_tree_stats st0, st1;
+
+	ck_assert_msg(c != NULL, "%s: %s", text, why);
+	cfs_tree_stats(t, &st0);
+	ck_assert_int_lt(cfs_change_apply(t, c, 0, 0, &err), 0);
+	ck_assert_ptr_nonnull(strstr(err, "the lines before it were undone"));
+	after = spec_of(t);
+	ck_assert_msg(strcmp(before, after) == 0, "%s\nbefore:\n%s\nafter:\n%s", text, before,
+		      after);
+	cfs_tree_stats(t, &st1);
+	ck_assert_uint_eq(st1.nodes, st0.nodes); /* what went and came back is no copy */
+	g_free(err);
+	free(before);
+	free(after);
+	cfs_change_free(c);
+	cfs_tree_free(t);
+}
+
+START_TEST(test_a_failed_change_undoes_each_kind_of_line)
+{
+	static const char *const lines[] = {
+	    "dir /d/new/deeper", "file /d/z \"z\\n\"", "link /d/l /t",	  "hardlink /d/h2 /d/b",
+	    "chain /ch 5 /d/a",	 "fifo /e/p",	       "dir / mode=0700", "rename /d/a /e/a",
+	    "rename /d/a /d/c",	 "rename /s /e",       "rename /d/b /h",  "exchange /d/a /e",
+	    "unlink /d/b",	 "unlink /h",	       "rmdir /e",	  "replace /d/b /t",
+	    "replace /s /t",	 "replace /d/new /t",
+	};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(lines); i++) {
+		char *text = g_strdup_printf("%s; unlink /d/missing", lines[i]);
+		change_fails_whole(text);
+		g_free(text);
+	}
+}
+END_TEST
+
+START_TEST(test_a_failed_change_of_many_lines_leaves_no_trace)
+{
+	/* the TOCTOU swap of the README with a last line that cannot run */
+	change_fails_whole("rename /d /d.old; link /d /t; unlink /d.old/missing");
+	change_fails_whole("replace /s /t; rename /d/a /s.a; hardlink /s.b /d/b; rmdir /e; "
+			   "dir /e/x; exchange /d /e; unlink /nope");
+	/* a spec line that fails halfway (its parent is a file) after others */
+	change_fails_whole("unlink /d/a; rename /d/b /d/a; dir /d/c/x");
+}
+END_TEST
+
+START_TEST(test_a_change_that_succeeds_stays_whole)
+{
+	struct cfs_tree *t = change_tree();
+	char *why = NULL, *err = NULL;
+	struct cfs_change *c =
+	    cfs_change_parse("replace /s /t; unlink /d/a; rename /d/b /d/a", &why);
+	struct cfs_tree_stats st0, st1;
+	uint32_t id;
+
+	ck_assert_ptr_nonnull(c);
+	cfs_tree_stats(t, &st0);
+	ck_assert_int_eq(cfs_change_apply(t, c, 0, 0, &err), 0);
+	ck_assert_ptr_null(err);
+	cfs_tree_stats(t, &st1);
+	/* /s, /s/t, /s/t/u, /s/l and /d/a went (freed at once), the link /s came */
+	ck_assert_uint_eq(st1.nodes, st0.nodes - 4);
+	ck_assert_int_eq(cfs_tree_lookup(t, CFS_ROOT, "s", 1, &id), 0);
+	ck_assert_int_eq(cfs_tree_kind(t, id), RS_LINK);
+	cfs_change_free(c);
+	cfs_tree_free(t);
+}
+END_TEST
+
+START_TEST(test_a_change_that_edits_a_file_in_place_is_refused)
+{
+	static const char *const texts[] = {"append /d/a \"more\"",
+					    "rename /x /y; truncate /d/a 0"};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
+		char *why = NULL;
+		ck_assert_ptr_null(cfs_change_parse(texts[i], &why));
+		ck_assert_ptr_nonnull(strstr(why, "does not edit a file in place"));
+		g_free(why);
+	}
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
 	Suite *s = suite_create("fault");
@@ -406,6 +546,12 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_who_takes_only_that_sender);
 	tcase_add_test(tc, test_the_log_names_the_sender_and_the_change);
 	tcase_add_test(tc, test_a_read_only_mount_refuses_change_rules);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("change");
+	tcase_add_test(tc, test_a_failed_change_undoes_each_kind_of_line);
+	tcase_add_test(tc, test_a_failed_change_of_many_lines_leaves_no_trace);
+	tcase_add_test(tc, test_a_change_that_succeeds_stays_whole);
+	tcase_add_test(tc, test_a_change_that_edits_a_file_in_place_is_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }

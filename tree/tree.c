@@ -105,6 +105,7 @@ void cfs_tree_free(struct cfs_tree *t)
 {
 	if (!t)
 		return;
+	tree_journal_free(t);
 	tree_release(t);
 	t->free_fn(t);
 }
@@ -347,6 +348,7 @@ static int node_create(struct cfs_tree *t, uint32_t dir, const char *name, size_
 		p->nlink++;
 	tree_stamp(t, dir, now);
 	count_kind(t, mode);
+	tree_note_new(t, dir, keep[0], len);
 	*out = id;
 	return 0;
 }
@@ -574,6 +576,7 @@ int cfs_tree_chmod(struct cfs_tree *t, uint32_t id, mode_t mode)
 
 	if (S_ISLNK(n->mode))
 		return -EOPNOTSUPP; /* as Linux: a link's mode is always 0777 */
+	tree_note_attr(t, id);
 	n->mode = (uint16_t)((n->mode & S_IFMT) | (mode & 07777));
 	tree_touch(t, id, now_ns());
 	return 0;
@@ -599,6 +602,7 @@ int cfs_tree_chown(struct cfs_tree *t, uint32_t id, uid_t uid, gid_t gid)
 {
 	struct cfs_node *n = nd(t, id);
 
+	tree_note_attr(t, id);
 	if (uid != (uid_t)-1)
 		n->uid = uid;
 	if (gid != (gid_t)-1)
@@ -637,6 +641,7 @@ int cfs_tree_set_times(struct cfs_tree *t, uint32_t id, const struct timespec *a
 		err = ns_of(ctime, &c);
 	if (err)
 		return err;
+	tree_note_attr(t, id);
 	n->atime = a;
 	n->mtime = m;
 	tree_touch(t, id, c);

@@ -173,6 +173,24 @@ int cfs_tree_rmdir(struct cfs_tree *t, uint32_t dir, const char *name, size_t le
 int cfs_tree_rename(struct cfs_tree *t, uint32_t olddir, const char *oldname, size_t oldlen,
 		    uint32_t newdir, const char *newname, size_t newlen, unsigned flags);
 
+/*
+ * The journal: a series of changes kept whole or undone whole. From cfs_tree_journal_begin to
+ * its end, each name made, moved, exchanged or removed and each attribute or time changed is
+ * noted with what undoes it, and a node that loses its last name is kept (as an orphan)
+ * rather than freed. cfs_tree_journal_undo then puts the tree back as it was at begin: the
+ * same names in the same readdir order, naming the same nodes (handles and generations, so
+ * what the kernel holds stays right), each node's first name first, the same attributes,
+ * link counts and times, and the extra hard-link names of each node in their order (the one a
+ * removed first name passes to). Not noted: file content (a journal must not write, truncate
+ * or set the content of a file that existed when it began). cfs_tree_journal_commit keeps the
+ * changes and frees what they removed. Only the tree's own calls run meanwhile.
+ */
+int cfs_tree_journal_begin(struct cfs_tree *t); /* 0, -EBUSY (one is open) or -ENOMEM */
+void cfs_tree_journal_commit(struct cfs_tree *t);
+/* 0, or -ENOMEM: a note found no memory (nothing is put back: the tree stays as the changes
+ * left it), or a step back did (the others were taken). */
+int cfs_tree_journal_undo(struct cfs_tree *t);
+
 /* Kernel references (FUSE lookup counts). A node unlinked while referenced stays readable
  * until its count returns to 0; meanwhile it keeps its last name and directory, and keeps
  * that directory alive (removed or not), as a dentry pins its parent. A count that reaches

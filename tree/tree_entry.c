@@ -63,11 +63,13 @@ void tree_node_orphan(struct cfs_tree *t, uint32_t id)
 {
 	struct cfs_node *n = nd(t, id);
 
-	if (!is_held(n)) {
+	if (!is_held(n) && !tree_note_kept(t, id)) {
 		node_free(t, id);
 		return;
 	}
-	nd(t, n->e.dir)->u.dir->pins++; /* the directory held the name, so it has an order */
+	/* held, or kept for the journal's undo (its end releases it): the directory held the
+	 * name, so it has an order */
+	nd(t, n->e.dir)->u.dir->pins++;
 }
 
 /* ID may have stopped being held: free it if it is an orphan, then release what it pinned,
@@ -191,6 +193,7 @@ int tree_entry_reserve(struct cfs_tree *t, uint32_t dir, size_t bytes, const cha
  * which): out of line, so that the header's inline functions call nothing of the files. */
 void tree_touch(struct cfs_tree *t, uint32_t id, int64_t now)
 {
+	tree_note_attr(t, id);
 	nd(t, id)->ctime = now;
 	if (t->changes)
 		cfs_changes_node(t, t->changes, id);
@@ -200,6 +203,7 @@ void tree_stamp(struct cfs_tree *t, uint32_t id, int64_t now)
 {
 	struct cfs_node *n = nd(t, id);
 
+	tree_note_attr(t, id);
 	n->mtime = now;
 	if (t->changes && is_dir(n))
 		t->changes->names = true; /* an entry came, went or moved */
@@ -222,4 +226,141 @@ void cfs_changes_node(const struct cfs_tree *t, struct cfs_changes *ch, uint32_t
 		ch->nodes[ch->count++] = node;
 	else
 		ch->overflow = true;
+}
+
+/* ---- the journal's notes ---- */
+
+/* Room for one more note and NAMES bytes of names: the note, or NULL (the journal is then
+ * marked lost: an undo would be incomplete, and says so). */
+static struct tree_jrec *note_take(struct cfs_tree *t, size_t names)
+{
+	struct tree_journal *j = t->journal;
+
+	if (j->n == j->cap) {
+		uint32_t cap = j->cap ? j->cap * 2 : 64;
+		void *p = j->cap < UINT32_MAX / 2 ? mem_resize(t, j->rec, j->cap * sizeof(*j->rec),
+							       cap * sizeof(*j->rec))
+						  : NULL;
+		if (!p)
+			goto lost;
+		j->rec = p;
+		j->cap = cap;
+	}
+	if (names > UINT32_MAX / 2 - j->names_len)
+		goto lost;
+	if (j->names_len + names > j->names_cap) {
+		uint32_t cap = (j->names_len + (uint32_t)names) * 2;
+		char *p = mem_resize(t, j->names, j->names_cap, cap);
+		if (!p)
+			goto lost;
+		j->names = p;
+		j->names_cap = cap;
+	}
+	j->rec[j->n] = (struct tree_jrec){0};
+	return &j->rec[j->n++];
+lost:
+	j->lost = true;
+	return NULL;
+}
+
+/* Copy a name into the journal (note_take made room): its offset there. */
+static uint32_t note_name(struct tree_journal *j, const char *name, size_t len)
+{
+	uint32_t off = j->names_len;
+
+	memcpy(j->names + off, name, len);
+	j->names_len += (uint32_t)len;
+	return off;
+}
+
+void tree_note_attr(struct cfs_tree *t, uint32_t id)
+{
+	if (!t->journal)
+		return;
+	struct cfs_node *n = nd(t, id);
+	struct tree_jrec *r = note_take(t, 0);
+	if (r)
+		*r = (struct tree_jrec){.kind = TJ_ATTR,
+					.mode = n->mode,
+					.id = id,
+					.gen = n->gen,
+					.uid = n->uid,
+					.gid = n->gid,
+					.atime = n->atime,
+					.mtime = n->mtime,
+					.ctime = n->ctime};
+}
+
+void tree_note_new(struct cfs_tree *t, uint32_t dir, const char *name, size_t len)
+{
+	struct tree_jrec *r = t->journal ? note_take(t, len) : NULL;
+
+	if (r)
+		*r = (struct tree_jrec){.kind = TJ_NEW,
+					.dir = dir,
+					.len = (uint32_t)len,
+					.name = note_name(t->journal, name, len)};
+}
+
+void tree_note_move(struct cfs_tree *t, enum tree_jkind kind, uint32_t olddir, const char *oldname,
+		    size_t oldlen, uint32_t oldseq, uint32_t newdir, const char *newname,
+		    size_t newlen)
+{
+	struct tree_jrec *r = t->journal ? note_take(t, oldlen + newlen) : NULL;
+
+	if (!r)
+		return;
+	*r = (struct tree_jrec){.kind = (uint8_t)kind,
+				.dir = olddir,
+				.seq = oldseq,
+				.dir2 = newdir,
+				.len = (uint32_t)oldlen,
+				.len2 = (uint32_t)newlen};
+	r->name = note_name(t->journal, oldname, oldlen);
+	r->name2 = note_name(t->journal, newname, newlen);
+}
+
+uint32_t tree_note_rank(const struct cfs_tree *t, uint32_t ref)
+{
+	return !t->journal ? 0 : ref & CFS_XREF ? tree_xname_rank(t, ref & ~CFS_XREF) : TJ_FIRST;
+}
+
+void tree_note_gone(struct cfs_tree *t, uint32_t dir, const char *name, size_t len, uint32_t id,
+		    uint32_t seq, uint32_t rank)
+{
+	struct tree_jrec *r = t->journal ? note_take(t, len) : NULL;
+
+	if (r)
+		*r = (struct tree_jrec){.kind = TJ_GONE,
+					.first = rank == TJ_FIRST,
+					.rank = rank == TJ_FIRST ? 0 : rank,
+					.id = id,
+					.gen = nd(t, id)->gen,
+					.dir = dir,
+					.seq = seq,
+					.len = (uint32_t)len,
+					.name = note_name(t->journal, name, len)};
+}
+
+/* Keep ID, which lost its last name, for the journal's undo: true if noted (its end frees
+ * it); false without a journal, or when one that lost a note could not undo anyway. */
+bool tree_note_kept(struct cfs_tree *t, uint32_t id)
+{
+	struct tree_jrec *r = t->journal && !t->journal->lost ? note_take(t, 0) : NULL;
+
+	if (r)
+		*r = (struct tree_jrec){.kind = TJ_KEPT, .id = id, .gen = nd(t, id)->gen};
+	return r;
+}
+
+void tree_journal_free(struct cfs_tree *t)
+{
+	struct tree_journal *j = t->journal;
+
+	if (!j)
+		return;
+	mem_free(t, j->rec, j->cap * sizeof(*j->rec));
+	mem_free(t, j->names, j->names_cap);
+	mem_free(t, j, sizeof(*j));
+	t->journal = NULL;
 }

@@ -333,6 +333,38 @@ void tree_order_remove(struct cfs_tree *t, struct cfs_node *dn, uint32_t seq)
 	order_shrink(t, dn);
 }
 
+/* Entry R back at SEQ, where it was before (the journal's undo): into its tombstone if that is
+ * still there, else shifted in at its place (the caller reserved a slot). Cookies handed out
+ * meanwhile still resume by seq. */
+void tree_order_insert(const struct cfs_tree *t, struct cfs_node *dn, uint32_t r, uint32_t seq)
+{
+	struct cfs_dir *d = dn->u.dir;
+	uint32_t pos = order_lower_bound(t, d, seq);
+
+	ent(t, r)->seq = seq;
+	if (seq > d->last_seq)
+		d->last_seq = seq;
+	if (pos < d->len && d->slot[pos] == (CFS_TOMB | seq)) {
+		d->slot[pos] = r;
+		d->dead--;
+		return;
+	}
+	assert(d->len < d->cap);
+	memmove(&d->slot[pos + 1], &d->slot[pos], (d->len - pos) * sizeof(*d->slot));
+	d->slot[pos] = r;
+	d->len++;
+}
+
+/* Entry R, just appended (the newest), moves back to SEQ: its slot is the one it takes. */
+void tree_order_place(const struct cfs_tree *t, struct cfs_node *dn, uint32_t r, uint32_t seq)
+{
+	struct cfs_dir *d = dn->u.dir;
+
+	assert(d->len && d->slot[d->len - 1] == r);
+	d->len--;
+	tree_order_insert(t, dn, r, seq);
+}
+
 /* A removed directory's order goes, unless orphans pin it: their count lives there. */
 void tree_order_free(struct cfs_tree *t, struct cfs_node *dn)
 {
@@ -451,6 +483,43 @@ void tree_xname_unchain(struct cfs_tree *t, uint32_t i)
 	t->x[x->next].prev = x->prev;
 	if (h->head == i)
 		h->head = x->next;
+}
+
+/* How many of its child's extra names are older than xname I: its place in the ring. */
+uint32_t tree_xname_rank(const struct cfs_tree *t, uint32_t i)
+{
+	uint32_t k = 0;
+
+	for (uint32_t j = tree_xhead_find(t, t->x[i].child)->head; j != i; j = t->x[j].next)
+		k++;
+	return k;
+}
+
+/* Chain xname I back into its child's ring with RANK older ones before it (the journal's
+ * undo: the ring is as it was when I left it). */
+void tree_xname_chain_at(struct cfs_tree *t, uint32_t i, uint32_t rank)
+{
+	struct cfs_xname *x = &t->x[i];
+	struct cfs_xhead *h;
+	uint32_t p, q;
+
+	tree_xname_chain(t, i); /* the newest: just before the head */
+	h = tree_xhead_find(t, x->child);
+	if (rank == 0) {
+		h->head = i;
+		return;
+	}
+	for (p = h->head; --rank;)
+		p = t->x[p].next;
+	if (p == x->prev)
+		return; /* it was the newest */
+	t->x[x->prev].next = x->next;
+	t->x[x->next].prev = x->prev;
+	q = t->x[p].next;
+	x->prev = p;
+	x->next = q;
+	t->x[p].next = i;
+	t->x[q].prev = i;
 }
 
 bool tree_has_xnames(const struct cfs_tree *t, uint32_t id)

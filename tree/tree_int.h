@@ -6,11 +6,13 @@
  * The files, each calling only those below it (tools/callgraph.sh checks that no two call
  * each other, directly or round a circle):
  *
+ *  tree_undo.c    the journal's ends: commit, and undo (putting back what tree_entry.c noted)
  *  tree.c         the tree's life, queries, creation, content, attributes, kernel references,
  *                 the resolver's view
  *  tree_rename.c  namespace changes: link, unlink, rmdir, rename
  *  tree_entry.c   the steps both stand on: names checked, entries found, reserved, attached
- *                 and detached, orphans kept and released, changes stamped and recorded
+ *                 and detached, orphans kept and released, changes stamped and recorded,
+ *                 and noted in the journal
  *  tree_data.c    file data: patterns, small buffers, paged writes
  *  tree_index.c   the (directory, name) hash, directory order, the extra names' ring heads
  *  tree_store.c   arena growth and rebuild, node handles, slots with free lists
@@ -206,7 +208,40 @@ struct cfs_tree {
 	uint32_t last_pat;    /* newest pattern, shared by the next identical one */
 
 	uint64_t nodes, dirs, files, links, data_bytes, total_refs;
-	struct cfs_changes *changes; /* where changes are recorded (NULL: nowhere) */
+	struct cfs_changes *changes;  /* where changes are recorded (NULL: nowhere) */
+	struct tree_journal *journal; /* cfs_tree_journal_begin's notes (NULL: none kept) */
+};
+
+/* ---- the journal (cfs_tree_journal_begin): what undoes each change, newest last ---- */
+
+enum tree_jkind {
+	TJ_ATTR, /* a node's mode, owner and times before a change */
+	TJ_NEW,	 /* a name made (a node, or a hard link): undone by removing it */
+	TJ_MOVE, /* a name moved (rename to a free name, or over one: then a TJ_GONE before it) */
+	TJ_SWAP, /* two names exchanged what they hold */
+	TJ_GONE, /* a name removed: the node it named comes back with it */
+	TJ_KEPT, /* a node that lost its last name, kept (an orphan) until the journal's end */
+};
+
+struct tree_jrec {
+	uint8_t kind;
+	bool first;	   /* TJ_GONE: the name was the node's first (tree_int.h's .e) */
+	uint32_t rank;	   /* TJ_GONE, an extra name: older extra names of its node */
+	uint16_t mode;	   /* TJ_ATTR */
+	uint32_t id, gen;  /* TJ_ATTR, TJ_GONE, TJ_KEPT: the node */
+	uint32_t dir, seq; /* TJ_NEW, TJ_GONE: the name's place; TJ_MOVE, TJ_SWAP: the old one */
+	uint32_t dir2;	   /* TJ_MOVE, TJ_SWAP: the new name's directory */
+	uint32_t name, len, name2, len2; /* names, in tree_journal.names */
+	uint32_t uid, gid;		 /* TJ_ATTR */
+	int64_t atime, mtime, ctime;	 /* TJ_ATTR */
+};
+
+struct tree_journal {
+	struct tree_jrec *rec;
+	uint32_t n, cap;
+	char *names;
+	uint32_t names_len, names_cap;
+	bool lost; /* a note did not fit in memory: an undo would be incomplete */
 };
 
 /* ---- memory: every byte goes through the hooks and is counted ---- */
@@ -390,6 +425,8 @@ int tree_order_reserve(struct cfs_tree *t, struct cfs_node *dn, bool *fresh);
 void tree_order_unreserve(struct cfs_tree *t, struct cfs_node *dn, bool fresh);
 void tree_order_append(const struct cfs_tree *t, struct cfs_node *dn, uint32_t r);
 void tree_order_remove(struct cfs_tree *t, struct cfs_node *dn, uint32_t seq);
+void tree_order_insert(const struct cfs_tree *t, struct cfs_node *dn, uint32_t r, uint32_t seq);
+void tree_order_place(const struct cfs_tree *t, struct cfs_node *dn, uint32_t r, uint32_t seq);
 void tree_order_free(struct cfs_tree *t, struct cfs_node *dn);
 uint32_t tree_order_resume(const struct cfs_tree *t, const struct cfs_dir *d, uint64_t cookie);
 struct cfs_xhead *tree_xhead_find(const struct cfs_tree *t, uint32_t child);
@@ -397,6 +434,8 @@ int tree_xhead_reserve(struct cfs_tree *t);
 void tree_xname_chain(struct cfs_tree *t, uint32_t i);
 void tree_xname_unchain(struct cfs_tree *t, uint32_t i);
 bool tree_has_xnames(const struct cfs_tree *t, uint32_t id);
+uint32_t tree_xname_rank(const struct cfs_tree *t, uint32_t i);
+void tree_xname_chain_at(struct cfs_tree *t, uint32_t i, uint32_t rank);
 
 /* ---- tree_data.c: file data, small and paged writes ---- */
 
@@ -425,6 +464,22 @@ void tree_ent_detach(struct cfs_tree *t, uint32_t *slot, uint32_t r);
 int tree_find_entry(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len,
 		    uint32_t **slot);
 int tree_check_new_entry(const struct cfs_tree *t, uint32_t dir, const char *name, size_t len);
+/* The journal's notes (no-ops without one): attributes before they change, and each name made,
+ * moved, swapped or removed, noted once the change is made (after its stamps, so an undo puts
+ * the structure back first and the times after). */
+void tree_note_attr(struct cfs_tree *t, uint32_t id);
+void tree_note_new(struct cfs_tree *t, uint32_t dir, const char *name, size_t len);
+void tree_note_move(struct cfs_tree *t, enum tree_jkind kind, uint32_t olddir, const char *oldname,
+		    size_t oldlen, uint32_t oldseq, uint32_t newdir, const char *newname,
+		    size_t newlen);
+/* What tree_note_gone needs of entry REF before it goes: TJ_FIRST for a node's first name, else
+ * the extra name's place in its node's ring (tree_xname_rank). */
+#define TJ_FIRST UINT32_MAX
+uint32_t tree_note_rank(const struct cfs_tree *t, uint32_t ref);
+void tree_note_gone(struct cfs_tree *t, uint32_t dir, const char *name, size_t len, uint32_t id,
+		    uint32_t seq, uint32_t rank);
+bool tree_note_kept(struct cfs_tree *t, uint32_t id);
+void tree_journal_free(struct cfs_tree *t);
 int tree_entry_reserve(struct cfs_tree *t, uint32_t dir, size_t bytes, const char **keep, int nkeep,
 		       uint32_t xchild, bool *fresh);
 /* Every change to an existing node stamps its ctime, through tree_touch() (attributes, link

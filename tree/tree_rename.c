@@ -44,6 +44,7 @@ int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *nam
 	n->nlink++;
 	tree_touch(t, id, now);
 	tree_stamp(t, dir, now);
+	tree_note_new(t, dir, keep, len);
 	return 0;
 }
 
@@ -59,10 +60,12 @@ int cfs_tree_unlink(struct cfs_tree *t, uint32_t dir, const char *name, size_t l
 	if (is_dir(n))
 		return -EISDIR;
 	int64_t now = now_ns();
+	uint32_t seq = ent(t, r)->seq, rank = tree_note_rank(t, r);
 	tree_ent_detach(t, slot, r);
 	n->nlink--;
 	tree_touch(t, id, now);
 	tree_stamp(t, dir, now);
+	tree_note_gone(t, dir, name, len, id, seq, rank);
 	if (!n->nlink)
 		tree_node_orphan(t, id);
 	tree_arena_tidy(t);
@@ -94,9 +97,11 @@ int cfs_tree_rmdir(struct cfs_tree *t, uint32_t dir, const char *name, size_t le
 	if (dir_count(n))
 		return -ENOTEMPTY;
 	int64_t now = now_ns();
+	uint32_t seq = n->e.seq;
 	tree_ent_detach(t, slot, id);
 	dir_bury(t, id, dir, now);
 	tree_stamp(t, dir, now);
+	tree_note_gone(t, dir, name, len, id, seq, TJ_FIRST);
 	tree_node_orphan(t, id);
 	tree_arena_tidy(t);
 	return 0;
@@ -309,7 +314,19 @@ int cfs_tree_rename(struct cfs_tree *t, uint32_t olddir, const char *oldname, si
 	if (err)
 		return err < 0 ? err : 0;
 	rn.now = now_ns();
-	if (flags & RENAME_EXCHANGE)
-		return rename_exchange(t, &rn);
-	return rn.new_slot ? rename_replace(t, &rn) : rename_move(t, &rn);
+	if (flags & RENAME_EXCHANGE) {
+		rename_exchange(t, &rn);
+		tree_note_move(t, TJ_SWAP, olddir, oldname, oldlen, 0, newdir, newname, newlen);
+		return 0;
+	}
+	uint32_t oldseq = ent(t, rn.old_ref)->seq,
+		 newseq = rn.new_ref ? ent(t, rn.new_ref)->seq : 0;
+	uint32_t rank = rn.new_ref ? tree_note_rank(t, rn.new_ref) : 0;
+	err = rn.new_slot ? rename_replace(t, &rn) : rename_move(t, &rn);
+	if (err)
+		return err;
+	if (rn.new_ref) /* the replaced name goes back after the mover left it */
+		tree_note_gone(t, newdir, newname, newlen, rn.new_child, newseq, rank);
+	tree_note_move(t, TJ_MOVE, olddir, oldname, oldlen, oldseq, newdir, newname, newlen);
+	return 0;
 }

@@ -83,6 +83,9 @@ void tree_arena_tidy(struct cfs_tree *t)
 {
 	uint32_t live = t->arena_len - t->arena_holes, len = 0;
 
+	if (t->journal)
+		return; /* its end tidies: names given to calls made meanwhile stay where they are
+			 */
 	if (t->arena_holes < CFS_ARENA_TIDY || t->arena_holes < live)
 		return;
 	uint64_t cap = (uint64_t)live + live / 2;
