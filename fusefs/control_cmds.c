@@ -127,6 +127,9 @@ static void cfs_stats_transport(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_int(b, "replies_fixed", (int64_t)t.replies_fixed);
 	if (t.fallback)
 		cfs_json_str(b, "fallback", t.fallback, -1);
+	/* while rules stand files are opened with direct I/O: mapped shared only with this */
+	json_builder_set_member_name(b, "direct_io_mmap");
+	json_builder_add_boolean_value(b, c->d->direct_io_mmap);
 	json_builder_end_object(b);
 }
 

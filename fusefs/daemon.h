@@ -102,7 +102,10 @@ struct cfs_daemon {
 	struct cfs_gate *gate;		 /* where requests are held (gate.h), while the loop runs */
 	struct cfs_transport *transport; /* /dev/fuse or the ring (transport.h) */
 	bool cache_symlinks;		 /* the kernel keeps link bodies (negotiated at init) */
-	bool unmount_requested;		 /* by the control socket */
+	/* the kernel maps direct-I/O files shared (FUSE_DIRECT_IO_ALLOW_MMAP, added to the INIT
+	 * reply by transport.c when offered): rules need not break a program's MAP_SHARED */
+	bool direct_io_mmap;
+	bool unmount_requested; /* by the control socket */
 	/* what -o opens=skip took hold of, decided at INIT (ops.c): see enum cfs_opens */
 	struct {
 		bool skip_open, skip_opendir; /* the kernel offered NO_OPEN(DIR)_SUPPORT */

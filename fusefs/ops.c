@@ -105,7 +105,9 @@ double cfs_entry_timeout(const struct cfs_daemon *d)
 void cfs_open_caching(const struct cfs_daemon *d, struct fuse_file_info *fi, bool dir, bool keep)
 {
 	if (cfs_faults_active(d->faults)) {
-		fi->direct_io = !dir; /* reads and writes go to the daemon, past the pages */
+		/* reads and writes go to the daemon, past the pages; a shared map still works
+		 * where the kernel took FUSE_DIRECT_IO_ALLOW_MMAP (d->direct_io_mmap) */
+		fi->direct_io = !dir;
 		fi->keep_cache = fi->cache_readdir = 0;
 		return;
 	}
