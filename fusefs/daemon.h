@@ -26,6 +26,7 @@
 struct cfs_paths;
 struct cfs_notifier;
 struct cfs_faults;
+struct cfs_fault_effect;
 struct cfs_gate;
 struct cfs_transport;
 struct cfs_record_seen;
@@ -125,6 +126,10 @@ struct cfs_daemon {
 	char *record_last_file;
 	struct cfs_record_seen *record_seen; /* what the reply being sent shows, while recording */
 	int reply_errno; /* the errno the request being served was answered with, 0: none */
+	/* a fault rule's effect on the answer the handler of the request being served builds
+	 * (gate.c): corrupt= on a read's bytes, attr= on a getattr's or lookup's attributes;
+	 * or NULL */
+	const struct cfs_fault_effect *fault_fx;
 	/* The resolver's budget for the request being served (rs_ctx.budget): every walk it
 	 * makes (a listing makes one per link) draws on it, so no request holds the loop for
 	 * more than RS_WALK_BUDGET components. walk_budget points at walk_left, or is NULL
