@@ -251,13 +251,25 @@ static void print_walk(JsonObject *o, bool long_list)
 	       json_object_get_int_member(o, "duration_ns"));
 }
 
-/* What a rule does, in one word: "EIO", "short=512", "nowrite", "change" (its lines follow
- * on a line of their own), "hold" or "hold=MS", or "delay" (a delay only: the request is then
- * served as usual). */
+/* What a rule does, in one word: "EIO" (or "EIO|ENOSPC"), "short=512", "nowrite",
+ * "kill=SIGTERM" (an errno it answers with on the line below), "corrupt=flip", "attr" (its
+ * fields below), "change" (its
+ * lines follow on a line of their own), "hold" or "hold=MS", or "delay" (a delay only: the
+ * request is then served as usual). */
 static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 {
 	if (str_of(f, "change") && *str_of(f, "change"))
 		return "change";
+	if (str_of(f, "kill")) {
+		snprintf(buf, size, "kill=%s", str_of(f, "kill"));
+		return buf;
+	}
+	if (str_of(f, "corrupt")) {
+		snprintf(buf, size, "corrupt=%s", str_of(f, "corrupt"));
+		return buf;
+	}
+	if (str_of(f, "attr"))
+		return "attr"; /* its fields on the line below */
 	if (*str_of(f, "errno"))
 		return str_of(f, "errno");
 	if (json_object_get_boolean_member_with_default(f, "nowrite", FALSE))
@@ -281,7 +293,8 @@ static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 static void fault_details(JsonObject *f)
 {
 	GString *line = g_string_new(NULL);
-	static const char *const keys[] = {"when", "nth", "count", "pid", "uid", "comm"};
+	static const char *const keys[] = {"when", "nth",   "count", "pid", "uid",
+					   "comm", "bytes", "at",    "len", "attr"};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
 		JsonNode *v = json_object_get_member(f, keys[i]);
@@ -293,6 +306,9 @@ static void fault_details(JsonObject *f)
 			g_string_append_printf(line, " %s=%" G_GINT64_FORMAT, keys[i],
 					       json_node_get_int(v));
 	}
+	/* a kill rule's effect word is the signal: the errno it answers with goes here */
+	if (str_of(f, "kill") && *str_of(f, "errno"))
+		g_string_append_printf(line, " errno=%s", str_of(f, "errno"));
 	/* how many requests it keeps waiting now: always for a hold, else when some */
 	gint64 held = json_object_get_int_member_with_default(f, "held", 0);
 	if (held || json_object_get_boolean_member_with_default(f, "hold", FALSE))
@@ -331,6 +347,32 @@ static void print_faults(JsonObject *o)
 	}
 }
 
+/* What a hit did beyond its rule's one effect, on a line below it: the errno drawn from a
+ * list, the signal sent (or not), the corruption, and the bytes a read or write spanned. */
+static void fault_hit_details(JsonObject *h)
+{
+	GString *line = g_string_new(NULL);
+
+	if (str_of(h, "kill"))
+		g_string_append_printf(line, " kill=%s (%s)", str_of(h, "kill"),
+				       json_object_get_boolean_member_with_default(h, "sent", FALSE)
+					   ? "sent"
+					   : "not sent: no pid");
+	if (str_of(h, "errno"))
+		g_string_append_printf(line, " errno=%s", str_of(h, "errno"));
+	if (str_of(h, "corrupt"))
+		g_string_append_printf(line, " corrupt=%s", str_of(h, "corrupt"));
+	if (str_of(h, "attr"))
+		g_string_append_printf(line, " attr=%s", str_of(h, "attr"));
+	if (json_object_has_member(h, "offset"))
+		g_string_append_printf(line, " offset=%" G_GINT64_FORMAT " size=%" G_GINT64_FORMAT,
+				       json_object_get_int_member(h, "offset"),
+				       json_object_get_int_member(h, "size"));
+	if (line->len)
+		printf("    %s\n", line->str);
+	g_string_free(line, TRUE);
+}
+
 /* `fault log`: one hit a line, oldest first; the draw is "-" for rules that always fire. */
 static void print_fault_log(JsonObject *o)
 {
@@ -358,6 +400,7 @@ static void print_fault_log(JsonObject *o)
 		       json_object_get_int_member_with_default(h, "pid", 0), str_of(h, "path"));
 		if (json_object_has_member(h, "change"))
 			printf("     change %s: %s\n", str_of(h, "change"), str_of(h, "result"));
+		fault_hit_details(h);
 		g_free(when);
 		if (t)
 			g_date_time_unref(t);

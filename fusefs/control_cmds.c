@@ -127,6 +127,9 @@ static void cfs_stats_transport(struct cfs_control *c, JsonBuilder *b)
 	cfs_json_int(b, "replies_fixed", (int64_t)t.replies_fixed);
 	if (t.fallback)
 		cfs_json_str(b, "fallback", t.fallback, -1);
+	/* while rules stand files are opened with direct I/O: mapped shared only with this */
+	json_builder_set_member_name(b, "direct_io_mmap");
+	json_builder_add_boolean_value(b, c->d->direct_io_mmap);
 	json_builder_end_object(b);
 }
 
@@ -474,7 +477,8 @@ static char *cmd_dump(struct cfs_control *c, const char *args)
 }
 
 #define CFS_FAULT_USAGE                                                                            \
-	"usage: fault add op=OP path=GLOB [errno=E|short=N|nowrite] [prob=P] [seed=S] "            \
+	"usage: fault add op=OP path=GLOB [errno=E[|E...]|short=N|nowrite|corrupt=zero|random|"    \
+	"flip [bytes=N]|attr=F:V[,F:V...]|kill=SIG [errno=E]] [at=OFF,len=N] [prob=P] [seed=S] "   \
 	"[delay=MS] [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] "                       \
 	"[when=before|after change=LINE[; LINE...]] | fault add op=OP path=GLOB hold|hold=MS "     \
 	"[...] | fault release ID | fault remove ID | fault list | fault log | fault clear"

@@ -17,9 +17,11 @@
 	X(resolve, "[-l] [nofollow] PATH")                                                  \
 	X(dump, "")                                                                         \
 	X(drop, "(the mount's kernel caches, for cold runs)")                               \
-	X(fault, "add|release|remove|list|log|clear (add op=OP path=GLOB errno=E|short=N|"  \
-		 "nowrite|delay=MS|hold|hold=MS|change=LINE[;LINE...] [prob=P] [seed=S] "   \
-		 "[once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] "                  \
+	X(fault, "add|release|remove|list|log|clear (add op=OP path=GLOB errno=E[|E...]|"  \
+		 "short=N|nowrite|corrupt=zero|random|flip [bytes=N]|attr=F:V[,F:V...]|"    \
+		 "kill=SIG [errno=E]|"                                                      \
+		 "delay=MS|hold|hold=MS|change=LINE[;LINE...] [at=OFF,len=N] [prob=P] "     \
+		 "[seed=S] [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] "         \
 		 "[when=before|after] (change= last); release ID; remove ID)")              \
 	X(record, "start FILE|replace FILE|stop (no argument: the status)")                 \
 	X(unmount, "")

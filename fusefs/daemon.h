@@ -26,6 +26,7 @@
 struct cfs_paths;
 struct cfs_notifier;
 struct cfs_faults;
+struct cfs_fault_effect;
 struct cfs_gate;
 struct cfs_transport;
 struct cfs_record_seen;
@@ -102,7 +103,10 @@ struct cfs_daemon {
 	struct cfs_gate *gate;		 /* where requests are held (gate.h), while the loop runs */
 	struct cfs_transport *transport; /* /dev/fuse or the ring (transport.h) */
 	bool cache_symlinks;		 /* the kernel keeps link bodies (negotiated at init) */
-	bool unmount_requested;		 /* by the control socket */
+	/* the kernel maps direct-I/O files shared (FUSE_DIRECT_IO_ALLOW_MMAP, added to the INIT
+	 * reply by transport.c when offered): rules need not break a program's MAP_SHARED */
+	bool direct_io_mmap;
+	bool unmount_requested; /* by the control socket */
 	/* what -o opens=skip took hold of, decided at INIT (ops.c): see enum cfs_opens */
 	struct {
 		bool skip_open, skip_opendir; /* the kernel offered NO_OPEN(DIR)_SUPPORT */
@@ -122,6 +126,10 @@ struct cfs_daemon {
 	char *record_last_file;
 	struct cfs_record_seen *record_seen; /* what the reply being sent shows, while recording */
 	int reply_errno; /* the errno the request being served was answered with, 0: none */
+	/* a fault rule's effect on the answer the handler of the request being served builds
+	 * (gate.c): corrupt= on a read's bytes, attr= on a getattr's or lookup's attributes;
+	 * or NULL */
+	const struct cfs_fault_effect *fault_fx;
 	/* The resolver's budget for the request being served (rs_ctx.budget): every walk it
 	 * makes (a listing makes one per link) draws on it, so no request holds the loop for
 	 * more than RS_WALK_BUDGET components. walk_budget points at walk_left, or is NULL

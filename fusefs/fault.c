@@ -5,17 +5,60 @@
 
 #include <errno.h>
 #include <fnmatch.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { CFS_FAULT_MAX_DELAY_MS = 600000 }; /* ten minutes: longer would only hang clients */
+enum {
+	CFS_FAULT_MAX_DELAY_MS = 600000, /* ten minutes: longer would only hang clients */
+	CFS_FAULT_ERRNOS = 16,		 /* errno=E1|E2|...: as many as a line reads well */
+	CFS_FAULT_MAX_BYTES = 1 << 20,	 /* corrupt's bytes=: a read is at most 1 MiB */
+};
 
+static const char *const cfs_corrupt_names[] = {"", "zero", "random", "flip"};
+
+/* attr=FIELD:VALUE,...: the fields of a getattr's or lookup's answer a rule may change. Not
+ * the kind: the kernel takes an inode whose kind changed for a broken one (EIO from then on). */
+enum cfs_attr_field {
+	CFS_A_SIZE,
+	CFS_A_MODE,
+	CFS_A_NLINK,
+	CFS_A_UID,
+	CFS_A_GID,
+	CFS_A_ATIME,
+	CFS_A_MTIME,
+	CFS_A_CTIME,
+	CFS_A_FIELDS
+};
+static const struct {
+	const char *name;
+	int base; /* mode is octal, as chmod takes it */
+	uint64_t max;
+} cfs_attr_fields[CFS_A_FIELDS] = {
+    [CFS_A_SIZE] = {"size", 10, INT64_MAX},    [CFS_A_MODE] = {"mode", 8, 07777},
+    [CFS_A_NLINK] = {"nlink", 10, UINT32_MAX}, [CFS_A_UID] = {"uid", 10, UINT32_MAX - 1},
+    [CFS_A_GID] = {"gid", 10, UINT32_MAX - 1}, [CFS_A_ATIME] = {"atime", 10, INT64_MAX},
+    [CFS_A_MTIME] = {"mtime", 10, INT64_MAX},  [CFS_A_CTIME] = {"ctime", 10, INT64_MAX},
+};
+
+struct cfs_fault_attrs {
+	bool set[CFS_A_FIELDS];
+	uint64_t val[CFS_A_FIELDS];
+	char *text; /* as given, for the list and the log */
+};
 struct cfs_fault {
 	unsigned id;
 	int op; /* enum cfs_op, or CFS_OP_MAX for any */
 	char *glob;
-	int err;
+	int errs[CFS_FAULT_ERRNOS]; /* errno=: one drawn with the seed when there are more */
+	unsigned nerrs;
+	int kill_sig;		       /* kill=: the signal sent to the request's pid */
+	enum cfs_corrupt corrupt;      /* corrupt=: what becomes of the bytes a read returns */
+	uint32_t corrupt_bytes;	       /* ... how many of them (bytes=, 1 unless given) */
+	struct cfs_fault_attrs *attrs; /* attr=: the fields a getattr or lookup answers changed */
+	bool has_range;		       /* at=OFF,len=N: reads and writes that touch those bytes */
+	uint64_t at, len;
 	double prob;
 	unsigned delay_ms;
 	uint32_t short_len;
@@ -45,7 +88,14 @@ struct cfs_fault_hit {
 	int op;
 	char *path;
 	uint32_t pid, uid; /* the request's sender, as the kernel gave them */
-	char *change;	   /* a change rule's lines, and how they went (NULL: not a change) */
+	int err;	   /* the errno it was answered with (drawn from a list), or 0 */
+	int kill_sig;	   /* the signal sent to its sender, or 0 */
+	bool kill_sent;	   /* ... and whether it went (no pid, or ours: not sent) */
+	enum cfs_corrupt corrupt;
+	bool io; /* a read or a write: the bytes it spanned */
+	uint64_t off, size;
+	char *attr;   /* an attr rule's fields */
+	char *change; /* a change rule's lines, and how they went (NULL: not a change) */
 	char *result;
 	double prob, draw; /* draw < 0: the rule always fires, nothing was drawn */
 	uint64_t seed, check;
@@ -60,6 +110,7 @@ struct cfs_faults {
 	uint64_t logged;
 	const char *no_change; /* why change rules are refused (a read-only mount), or NULL */
 	uint64_t changes, changes_failed;
+	uint64_t kills, kills_unsent, corruptions; /* signals sent and not, reads corrupted */
 	uint64_t logged_base; /* logged at `stats reset`: logged itself numbers the log */
 };
 
@@ -74,6 +125,9 @@ static void cfs_fault_free(gpointer p)
 
 	g_free(r->glob);
 	g_free(r->comm);
+	if (r->attrs)
+		g_free(r->attrs->text);
+	g_free(r->attrs);
 	cfs_change_free(r->change);
 	g_free(r);
 }
@@ -81,6 +135,7 @@ static void cfs_fault_free(gpointer p)
 static void cfs_fault_hit_free(struct cfs_fault_hit *h)
 {
 	g_free(h->path);
+	g_free(h->attr);
 	g_free(h->change);
 	g_free(h->result);
 }
@@ -206,6 +261,153 @@ static const char *cfs_fault_number(const char *val, unsigned long max, unsigned
 	return (!*val || *end || *val == '-' || errno || *out > max) ? "out of range" : NULL;
 }
 
+/* errno=E or errno=E1|E2|...: each a name or a number the kernel takes in a reply. */
+static const char *cfs_fault_errnos(struct cfs_fault *r, const char *val)
+{
+	static char why[160]; /* names the bad one; the loop thread alone parses rules */
+	gchar **list = g_strsplit(val, "|", -1);
+	const char *bad = NULL;
+
+	r->nerrs = 0;
+	for (gchar **e = list; *e && !bad; e++) {
+		int err = cfs_errno_parse(*e, CFS_ERRNO_MAX);
+		if (r->nerrs == CFS_FAULT_ERRNOS)
+			bad = "errno= takes at most 16 errnos";
+		else if (err < 0 && !list[1])
+			bad = "errno must be a name the C library knows (EIO) or a number 1..511: "
+			      "the kernel refuses a larger one in a reply";
+		else if (err < 0) {
+			snprintf(why, sizeof(why),
+				 "'%.40s' in the list is not an errno: each must be a name the C "
+				 "library knows (EIO) or a number 1..511",
+				 *e);
+			bad = why;
+		} else
+			r->errs[r->nerrs++] = err;
+	}
+	g_strfreev(list);
+	return bad;
+}
+
+/* kill=SIG: a name, with or without SIG (TERM, SIGKILL, sigusr1), or a number; -1: none. */
+static int cfs_signal_parse(const char *s)
+{
+	const char *name = g_ascii_strncasecmp(s, "SIG", 3) == 0 ? s + 3 : s;
+	unsigned long v;
+
+	if (!cfs_fault_number(s, (unsigned long)SIGRTMAX, &v))
+		return v ? (int)v : -1;
+	for (int sig = 1; sig < SIGRTMIN; sig++) {
+		const char *abbrev = sigabbrev_np(sig);
+		if (abbrev && g_ascii_strcasecmp(abbrev, name) == 0)
+			return sig;
+	}
+	return -1;
+}
+
+/* at=OFF,len=N (or at=OFF and len=N apart): the byte range reads and writes must touch. */
+static const char *cfs_fault_range(struct cfs_fault *r, const char *key, const char *val)
+{
+	const char *comma = strcmp(key, "at") == 0 ? strchr(val, ',') : NULL;
+	gchar *off = comma ? g_strndup(val, (gsize)(comma - val)) : g_strdup(val);
+	unsigned long long v;
+	char *end;
+	bool bad;
+
+	errno = 0;
+	v = strtoull(off, &end, 10);
+	bad = !*off || *end || *off == '-' || errno;
+	g_free(off);
+	if (strcmp(key, "len") == 0) {
+		r->len = v;
+	} else {
+		r->at = v;
+		r->has_range = true;
+	}
+	if (bad || (strcmp(key, "len") == 0 && !v))
+		return "at=OFF,len=N takes a byte offset and a length of 1 or more";
+	if (comma && strncmp(comma + 1, "len=", 4) != 0)
+		return "at=OFF,len=N: expected len= after the comma";
+	return comma ? cfs_fault_range(r, "len", comma + 5) : NULL;
+}
+
+/* One FIELD:VALUE of attr= into A; NULL, or what is wrong. */
+static const char *cfs_fault_attr_one(struct cfs_fault_attrs *a, const char *item)
+{
+	const char *colon = strchr(item, ':');
+	size_t n = colon ? (size_t)(colon - item) : 0;
+	unsigned long long v;
+	char *end;
+
+	if (n == 4 && strncmp(item, "kind", 4) == 0)
+		return "attr=kind: the kernel takes an inode whose kind changed for a broken one "
+		       "(EIO at every later call): not offered";
+	for (int i = 0; colon && i < CFS_A_FIELDS; i++) {
+		if (strlen(cfs_attr_fields[i].name) != n ||
+		    strncmp(item, cfs_attr_fields[i].name, n))
+			continue;
+		errno = 0;
+		v = strtoull(colon + 1, &end, cfs_attr_fields[i].base);
+		if (!colon[1] || *end || colon[1] == '-' || errno || v > cfs_attr_fields[i].max)
+			return "attr=: a value out of range (mode is octal, 0..7777; the others "
+			       "decimal numbers; times in seconds since the epoch)";
+		a->set[i] = true;
+		a->val[i] = v;
+		return NULL;
+	}
+	return "attr= takes FIELD:VALUE,... with FIELD one of size, mode, nlink, uid, gid, atime, "
+	       "mtime, ctime";
+}
+
+/* attr=FIELD:VALUE,FIELD:VALUE... */
+static const char *cfs_fault_attrs_parse(struct cfs_fault *r, const char *val)
+{
+	gchar **items = g_strsplit(val, ",", -1);
+	const char *bad = NULL;
+
+	if (!r->attrs)
+		r->attrs = g_new0(struct cfs_fault_attrs, 1);
+	g_free(r->attrs->text);
+	r->attrs->text = g_strdup(val);
+	for (gchar **i = items; *i && !bad; i++)
+		bad = cfs_fault_attr_one(r->attrs, *i);
+	if (!*val) /* no field at all: g_strsplit gives no item to refuse */
+		bad = cfs_fault_attr_one(r->attrs, "");
+	g_strfreev(items);
+	return bad;
+}
+
+/* The effects and selectors of issue 34's rules: NULL on success, else what is wrong; KEY
+ * unknown here: "unknown key". */
+static const char *cfs_fault_word2(struct cfs_fault *r, const char *key, const char *val)
+{
+	unsigned long v;
+
+	if (strcmp(key, "errno") == 0)
+		return cfs_fault_errnos(r, val);
+	if (strcmp(key, "kill") == 0)
+		return (r->kill_sig = cfs_signal_parse(val)) < 0
+			   ? "kill= takes a signal name (TERM, SIGKILL, USR1, ...) or a number "
+			     "1..64"
+			   : NULL;
+	if (strcmp(key, "corrupt") == 0) {
+		for (int c = CFS_CORRUPT_ZERO; c <= CFS_CORRUPT_FLIP; c++)
+			if (strcmp(val, cfs_corrupt_names[c]) == 0)
+				r->corrupt = (enum cfs_corrupt)c;
+		return r->corrupt ? NULL : "corrupt= takes zero, random or flip";
+	}
+	if (strcmp(key, "bytes") == 0) {
+		const char *bad = cfs_fault_number(val, CFS_FAULT_MAX_BYTES, &v);
+		r->corrupt_bytes = (uint32_t)v;
+		return bad || !v ? "bytes= takes 1..1048576" : NULL;
+	}
+	if (strcmp(key, "at") == 0 || strcmp(key, "len") == 0)
+		return cfs_fault_range(r, key, val);
+	if (strcmp(key, "attr") == 0)
+		return cfs_fault_attrs_parse(r, val);
+	return "unknown key";
+}
+
 /* One key=value word into R; NULL on success, else what is wrong. */
 static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const char *val)
 {
@@ -219,11 +421,6 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 		r->glob = g_strdup(val);
 		return NULL;
 	}
-	if (strcmp(key, "errno") == 0)
-		return (r->err = cfs_errno_parse(val, CFS_ERRNO_MAX)) < 0
-			   ? "errno must be a name the C library knows (EIO) or a number 1..511: "
-			     "the kernel refuses a larger one in a reply"
-			   : NULL;
 	if (strcmp(key, "prob") == 0) {
 		r->prob = strtod(val, &end);
 		return (*end || !(r->prob >= 0 && r->prob <= 1)) ? "prob must be 0..1" : NULL;
@@ -277,7 +474,7 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 		/* a 0-byte answer would mean the end of the file, or a writer looping for ever */
 		return bad || !v ? "short must be 1..4294967295 bytes" : NULL;
 	}
-	return "unknown key";
+	return cfs_fault_word2(r, key, val);
 }
 
 /* ENOSYS is "not implemented" to the kernel, and for these ops it remembers that for the life
@@ -316,25 +513,66 @@ static const char *cfs_enosys_refused(int op)
 	return NULL;
 }
 
+static bool cfs_fault_has_errno(const struct cfs_fault *r, int err)
+{
+	for (unsigned i = 0; i < r->nerrs; i++)
+		if (r->errs[i] == err)
+			return true;
+	return false;
+}
+
+/* What is wrong with the kill=, corrupt= and at= of a rule; NULL if nothing. */
+static const char *cfs_fault_check2(const struct cfs_fault *r)
+{
+	bool io = r->op == CFS_OP_read || r->op == CFS_OP_write;
+
+	if (r->kill_sig && (r->short_len || r->nowrite || r->corrupt || r->attrs || r->delay_ms))
+		return "kill= goes alone (the request is then served as usual) or with errno= "
+		       "(answered with it)";
+	if (r->corrupt && r->op != CFS_OP_read)
+		return "corrupt= changes what a read returns: give op=read";
+	if (r->corrupt_bytes && !r->corrupt)
+		return "bytes= goes with corrupt=";
+	if (r->attrs && r->op != CFS_OP_getattr && r->op != CFS_OP_lookup)
+		return "attr= changes what getattr and lookup answer: give op=getattr or op=lookup "
+		       "(a rule each for both)";
+	if (r->len && !r->has_range)
+		return "len= goes with at=: at=OFF,len=N";
+	if (r->has_range && !r->len)
+		return "at=OFF needs a length: at=OFF,len=N";
+	if (r->has_range && !io)
+		return "at=OFF,len=N takes the reads and writes that touch those bytes: give "
+		       "op=read or op=write";
+	if (r->has_range && r->at > UINT64_MAX - r->len)
+		return "at=OFF,len=N: the range ends past the largest offset";
+	return NULL;
+}
+
 /* What is wrong with the rule as a whole, with *what naming the culprit; NULL if nothing. */
 static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_fault *r,
 				   const char **what)
 {
-	int effects = (r->err != 0) + (r->short_len != 0) + r->nowrite;
+	int effects = (r->nerrs != 0) + (r->short_len != 0) + r->nowrite + (r->corrupt != 0) +
+		      (r->attrs != NULL);
+	const char *bad;
 
 	*what = "add";
-	if (r->op < 0 || !r->glob || (!effects && !r->delay_ms && !r->change && !r->hold))
-		return "needs op=, path= and errno=, short=, nowrite, delay=, hold or change=";
+	if (r->op < 0 || !r->glob ||
+	    (!effects && !r->delay_ms && !r->change && !r->hold && !r->kill_sig))
+		return "needs op=, path= and errno=, short=, nowrite, corrupt=, attr=, kill=, "
+		       "delay=, hold or change=";
 	if (effects > 1)
-		return "errno=, short= and nowrite exclude each other";
+		return "errno=, short=, nowrite, corrupt= and attr= exclude each other";
 	/* a held request is served as usual once released: what else to do with it is the
 	 * other rules' */
-	if (r->hold && (effects || r->delay_ms || r->change))
-		return "hold is a rule of its own: no errno=, short=, nowrite, delay= nor change= "
-		       "with it";
-	if (r->change && (effects || r->delay_ms))
-		return "change= is a rule of its own: no errno=, short=, nowrite nor delay= with "
-		       "it";
+	if (r->hold && (effects || r->delay_ms || r->change || r->kill_sig))
+		return "hold is a rule of its own: no errno=, short=, nowrite, corrupt=, kill=, "
+		       "delay= nor change= with it";
+	if (r->change && (effects || r->delay_ms || r->kill_sig))
+		return "change= is a rule of its own: no errno=, short=, nowrite, corrupt=, kill= "
+		       "nor delay= with it";
+	if ((bad = cfs_fault_check2(r)))
+		return bad;
 	if (r->change && f->no_change)
 		return f->no_change;
 	if ((r->nth != 0) + (r->count != 0) + r->every + r->once > 1)
@@ -345,7 +583,7 @@ static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_
 		*what = cfs_op_names[r->op];
 		return f->unsent[r->op];
 	}
-	if (r->err == ENOSYS && cfs_enosys_refused(r->op)) {
+	if (cfs_fault_has_errno(r, ENOSYS) && cfs_enosys_refused(r->op)) {
 		*what = r->op == CFS_OP_MAX ? "any" : cfs_op_names[r->op];
 		return cfs_enosys_refused(r->op);
 	}
@@ -355,9 +593,9 @@ static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_
 		return "nowrite drops a write's data: give op=write";
 	/* Without an open the kernel reads and writes through its page cache: it would take
 	 * a short read for the end of the file, and keep data a nowrite dropped. */
-	if ((r->short_len || r->nowrite) && f->unsent[CFS_OP_open])
-		return "short= and nowrite need every open answered (-o opens=answer), so that "
-		       "reads and writes bypass the kernel's page cache";
+	if ((r->short_len || r->nowrite || r->corrupt) && f->unsent[CFS_OP_open])
+		return "short=, nowrite and corrupt= need every open answered (-o opens=answer), "
+		       "so that reads and writes bypass the kernel's page cache";
 	return NULL;
 }
 
@@ -428,6 +666,8 @@ int cfs_fault_add(struct cfs_faults *f, const char *args, char **err)
 	}
 	if (r->once || (r->change && !r->how_set))
 		r->count = 1; /* a change happens once unless told otherwise */
+	if (r->corrupt && !r->corrupt_bytes)
+		r->corrupt_bytes = 1;
 	r->id = f->next_id++;
 	g_ptr_array_add(f->rules, r);
 	return (int)r->id;
@@ -472,19 +712,25 @@ int cfs_faults_load(struct cfs_faults *f, const char *file, char **err)
 	return rc;
 }
 
-/* splitmix64: a uniform double in [0, 1) */
-static double cfs_fault_draw(struct cfs_fault *r)
+/* splitmix64: the next number of the sequence *STATE seeds */
+static uint64_t cfs_splitmix(uint64_t *state)
 {
-	uint64_t z = (r->rng += 0x9e3779b97f4a7c15ull);
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
 
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	return (double)(z >> 11) / (double)(1ull << 53);
+	return z ^ (z >> 31);
+}
+
+/* a uniform double in [0, 1) */
+static double cfs_fault_draw(struct cfs_fault *r)
+{
+	return (double)(cfs_splitmix(&r->rng) >> 11) / (double)(1ull << 53);
 }
 
 static void cfs_fault_logged(struct cfs_faults *f, const struct cfs_fault *r, int op,
-			     const char *path, const struct cfs_fault_who *who, double draw)
+			     const char *path, const struct cfs_fault_who *who, double draw,
+			     int err)
 {
 	struct cfs_fault_hit *h = &f->log[f->logged++ % CFS_FAULT_LOG_MAX];
 
@@ -494,6 +740,13 @@ static void cfs_fault_logged(struct cfs_faults *f, const struct cfs_fault *r, in
 				    .path = g_strdup(path),
 				    .pid = who ? who->pid : 0,
 				    .uid = who ? who->uid : 0,
+				    .err = err,
+				    .kill_sig = r->kill_sig,
+				    .corrupt = r->corrupt,
+				    .attr = r->attrs ? g_strdup(r->attrs->text) : NULL,
+				    .io = who && who->io,
+				    .off = who ? who->off : 0,
+				    .size = who ? who->size : 0,
 				    .change =
 					r->change ? g_strdup(cfs_change_text(r->change)) : NULL,
 				    .prob = r->prob,
@@ -513,6 +766,77 @@ void cfs_fault_changed(struct cfs_faults *f, const char *error)
 	h->result = g_strdup(error ? error : "applied");
 	f->changes++;
 	f->changes_failed += error != NULL;
+}
+
+const char *cfs_fault_attrs_text(const struct cfs_fault_attrs *a)
+{
+	return a->text;
+}
+
+void cfs_fault_attr(const struct cfs_fault_effect *fx, struct stat *st)
+{
+	const struct cfs_fault_attrs *a = fx->attrs;
+	struct timespec *times[] = {[CFS_A_ATIME] = &st->st_atim,
+				    [CFS_A_MTIME] = &st->st_mtim,
+				    [CFS_A_CTIME] = &st->st_ctim};
+
+	if (a->set[CFS_A_SIZE])
+		st->st_size = (off_t)a->val[CFS_A_SIZE];
+	if (a->set[CFS_A_MODE]) /* the permissions; the kind stays */
+		st->st_mode = (st->st_mode & S_IFMT) | (mode_t)a->val[CFS_A_MODE];
+	if (a->set[CFS_A_NLINK])
+		st->st_nlink = (nlink_t)a->val[CFS_A_NLINK];
+	if (a->set[CFS_A_UID])
+		st->st_uid = (uid_t)a->val[CFS_A_UID];
+	if (a->set[CFS_A_GID])
+		st->st_gid = (gid_t)a->val[CFS_A_GID];
+	for (int i = CFS_A_ATIME; i <= CFS_A_CTIME; i++)
+		if (a->set[i])
+			*times[i] = (struct timespec){.tv_sec = (time_t)a->val[i]};
+}
+
+void cfs_fault_killed(struct cfs_faults *f, bool sent)
+{
+	if (f->logged)
+		f->log[(f->logged - 1) % CFS_FAULT_LOG_MAX].kill_sent = sent;
+	*(sent ? &f->kills : &f->kills_unsent) += 1;
+}
+
+/* Where in BUF's N bytes (a read of offset OFF) FX may corrupt: [*from, *to). */
+static void cfs_corrupt_span(const struct cfs_fault_effect *fx, size_t n, uint64_t off,
+			     size_t *from, size_t *to)
+{
+	*from = 0;
+	*to = n;
+	if (!fx->has_range)
+		return;
+	*from = fx->at > off ? (size_t)MIN(fx->at - off, n) : 0;
+	*to = fx->at + fx->len > off ? (size_t)MIN(fx->at + fx->len - off, n) : 0;
+	if (*to < *from)
+		*to = *from;
+}
+
+void cfs_fault_corrupt(const struct cfs_fault_effect *fx, char *buf, size_t n, uint64_t off)
+{
+	uint64_t rng = fx->corrupt_seed;
+	size_t from, to, left;
+
+	cfs_corrupt_span(fx, n, off, &from, &to);
+	left = MIN((size_t)fx->corrupt_bytes, to - from);
+	/* selection sampling (Knuth's algorithm S): LEFT distinct places, each as likely */
+	for (size_t i = from; i < to && left; i++) {
+		uint64_t z = cfs_splitmix(&rng);
+		if ((double)(z >> 11) / (double)(1ull << 53) * (double)(to - i) >= (double)left)
+			continue;
+		left--;
+		z = cfs_splitmix(&rng);
+		if (fx->corrupt == CFS_CORRUPT_ZERO)
+			buf[i] = 0;
+		else if (fx->corrupt == CFS_CORRUPT_RANDOM) /* another value, never the same */
+			buf[i] = (char)((unsigned char)buf[i] ^ (unsigned char)(1 + z % 255));
+		else /* one bit of it */
+			buf[i] = (char)((unsigned char)buf[i] ^ (1u << (z % 8)));
+	}
 }
 
 /* The process name of PID, as /proc/PID/comm has it (without its newline), into BUF; false
@@ -546,11 +870,22 @@ static bool cfs_fault_who_matches(const struct cfs_fault *r, const struct cfs_fa
 	       (cfs_fault_comm(who->pid, comm, sizeof(comm)) && strcmp(comm, r->comm) == 0);
 }
 
+/* Does the request touch the rule's bytes (a rule with no at= takes every request)? A read
+ * or write of 0 bytes touches none. */
+static bool cfs_fault_range_matches(const struct cfs_fault *r, const struct cfs_fault_who *who)
+{
+	if (!r->has_range)
+		return true;
+	if (!who || !who->io || !who->size)
+		return false;
+	return who->off < r->at + r->len && r->at < who->off + who->size;
+}
+
 static bool cfs_fault_is(const struct cfs_fault *r, enum cfs_fault_kind kind)
 {
 	switch (kind) {
 	case CFS_FAULT_ERRNO:
-		return r->err != 0;
+		return r->nerrs != 0 && !r->kill_sig; /* a kill rule answers its own errno */
 	case CFS_FAULT_DELAY:
 		return r->delay_ms != 0 || r->hold;
 	case CFS_FAULT_SHORT:
@@ -559,6 +894,12 @@ static bool cfs_fault_is(const struct cfs_fault *r, enum cfs_fault_kind kind)
 		return r->nowrite;
 	case CFS_FAULT_CHANGE:
 		return r->change != NULL;
+	case CFS_FAULT_KILL:
+		return r->kill_sig != 0;
+	case CFS_FAULT_CORRUPT:
+		return r->corrupt != CFS_CORRUPT_NONE;
+	case CFS_FAULT_ATTR:
+		return r->attrs != NULL;
 	}
 	return false;
 }
@@ -573,7 +914,7 @@ bool cfs_fault_match_who(struct cfs_faults *f, enum cfs_op op, const char *path,
 		double draw = -1;
 		if (!cfs_fault_is(r, kind) || cfs_fault_spent(r) ||
 		    (r->op != CFS_OP_MAX && r->op != (int)op) || fnmatch(r->glob, path, 0) != 0 ||
-		    !cfs_fault_who_matches(r, who))
+		    !cfs_fault_who_matches(r, who) || !cfs_fault_range_matches(r, who))
 			continue;
 		r->checks++;
 		if (r->nth && r->checks != r->nth)
@@ -581,9 +922,23 @@ bool cfs_fault_match_who(struct cfs_faults *f, enum cfs_op op, const char *path,
 		if (r->prob < 1.0 && (draw = cfs_fault_draw(r)) >= r->prob)
 			continue;
 		r->hits++;
-		cfs_fault_logged(f, r, op, path, who, draw);
+		f->corruptions += kind == CFS_FAULT_CORRUPT;
+		/* after the draw that decided the hit, so a single-errno rule keeps its sequence */
+		int err = r->nerrs > 1 ? r->errs[(size_t)(cfs_fault_draw(r) * r->nerrs)]
+			  : r->nerrs   ? r->errs[0]
+				       : 0;
+		cfs_fault_logged(f, r, op, path, who, draw, err);
 		*out = (struct cfs_fault_effect){.id = r->id,
-						 .err = r->err,
+						 .err = err,
+						 .kill_sig = r->kill_sig,
+						 .corrupt = r->corrupt,
+						 .corrupt_bytes = r->corrupt_bytes,
+						 .corrupt_seed =
+						     r->corrupt ? cfs_splitmix(&r->rng) : 0,
+						 .attrs = r->attrs,
+						 .has_range = r->has_range,
+						 .at = r->at,
+						 .len = r->len,
 						 .delay_ms = r->hold ? r->hold_ms : r->delay_ms,
 						 .hold = r->hold,
 						 .short_len = r->short_len,
@@ -605,15 +960,61 @@ static const char *cfs_fault_op_name(int op)
 	return op == CFS_OP_MAX ? "any" : cfs_op_names[op];
 }
 
+/* "EIO" or "EIO|ENOSPC": the rule's errnos as the list gives them ("" for none) */
+static void cfs_fault_errnos_json(const struct cfs_fault *r, JsonBuilder *b)
+{
+	GString *s = g_string_new("");
+
+	for (unsigned i = 0; i < r->nerrs; i++) {
+		const char *name = cfs_errno_name(r->errs[i]);
+		g_string_append_printf(s, "%s%s", i ? "|" : "", name ? name : "other");
+	}
+	cfs_json_str(b, "errno", s->str, -1);
+	g_string_free(s, TRUE);
+}
+
+const char *cfs_corrupt_name(enum cfs_corrupt c)
+{
+	return cfs_corrupt_names[c];
+}
+
+const char *cfs_signal_name(int sig, char *buf, size_t size)
+{
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(buf, size, "SIG%s", abbrev);
+	else
+		snprintf(buf, size, "%d", sig); /* a real-time signal: SIGRTMIN + n */
+	return buf;
+}
+
+/* The members of issue 34's effects and selectors, where the rule has them. */
+static void cfs_fault_more_json(const struct cfs_fault *r, JsonBuilder *b)
+{
+	char sig[24];
+
+	if (r->kill_sig)
+		cfs_json_str(b, "kill", cfs_signal_name(r->kill_sig, sig, sizeof(sig)), -1);
+	if (r->corrupt) {
+		cfs_json_str(b, "corrupt", cfs_corrupt_names[r->corrupt], -1);
+		cfs_json_int(b, "bytes", r->corrupt_bytes);
+	}
+	if (r->has_range) {
+		cfs_json_int(b, "at", (gint64)r->at);
+		cfs_json_int(b, "len", (gint64)r->len);
+	}
+	if (r->attrs)
+		cfs_json_str(b, "attr", r->attrs->text, -1);
+}
+
 static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
 {
-	const char *name = cfs_errno_name(r->err);
-
 	json_builder_begin_object(b);
 	cfs_json_int(b, "id", r->id);
 	cfs_json_str(b, "op", cfs_fault_op_name(r->op), -1);
 	cfs_json_str(b, "path", r->glob, -1);
-	cfs_json_str(b, "errno", !r->err ? "" : name ? name : "other", -1);
+	cfs_fault_errnos_json(r, b);
 	cfs_json_int(b, "short", r->short_len);
 	json_builder_set_member_name(b, "nowrite");
 	json_builder_add_boolean_value(b, r->nowrite);
@@ -643,6 +1044,7 @@ static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
 		cfs_json_int(b, "uid", r->uid);
 	if (r->comm)
 		cfs_json_str(b, "comm", r->comm, -1);
+	cfs_fault_more_json(r, b);
 	json_builder_set_member_name(b, "spent");
 	json_builder_add_boolean_value(b, cfs_fault_spent(r));
 	json_builder_end_object(b);
@@ -654,6 +1056,29 @@ void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b)
 	for (guint i = 0; i < f->rules->len; i++)
 		cfs_fault_one(g_ptr_array_index(f->rules, i), b);
 	json_builder_end_array(b);
+}
+
+/* What issue 34's effects did at a hit: the errno answered, the signal sent, the bytes. */
+static void cfs_fault_hit_more_json(const struct cfs_fault_hit *h, JsonBuilder *b)
+{
+	const char *name = cfs_errno_name(h->err);
+	char sig[24];
+
+	if (h->err)
+		cfs_json_str(b, "errno", name ? name : "other", -1);
+	if (h->kill_sig) {
+		cfs_json_str(b, "kill", cfs_signal_name(h->kill_sig, sig, sizeof(sig)), -1);
+		json_builder_set_member_name(b, "sent");
+		json_builder_add_boolean_value(b, h->kill_sent);
+	}
+	if (h->corrupt)
+		cfs_json_str(b, "corrupt", cfs_corrupt_names[h->corrupt], -1);
+	if (h->attr)
+		cfs_json_str(b, "attr", h->attr, -1);
+	if (h->io) {
+		cfs_json_int(b, "offset", (gint64)h->off);
+		cfs_json_int(b, "size", (gint64)h->size);
+	}
 }
 
 static void cfs_fault_hit_json(const struct cfs_fault_hit *h, JsonBuilder *b)
@@ -677,6 +1102,7 @@ static void cfs_fault_hit_json(const struct cfs_fault_hit *h, JsonBuilder *b)
 	cfs_json_int(b, "time_us", h->time_us);
 	cfs_json_int(b, "pid", h->pid);
 	cfs_json_int(b, "uid", h->uid);
+	cfs_fault_hit_more_json(h, b);
 	if (h->change) {
 		cfs_json_str(b, "change", h->change, -1);
 		cfs_json_str(b, "result", h->result ? h->result : "not applied", -1);
@@ -712,10 +1138,14 @@ void cfs_fault_stats(const struct cfs_faults *f, JsonBuilder *b)
 	cfs_json_int(b, "changes", (gint64)f->changes);
 	cfs_json_int(b, "changes_failed", (gint64)f->changes_failed);
 	cfs_json_int(b, "held", (gint64)held);
+	cfs_json_int(b, "kills", (gint64)f->kills);
+	cfs_json_int(b, "kills_unsent", (gint64)f->kills_unsent);
+	cfs_json_int(b, "corruptions", (gint64)f->corruptions);
 }
 
 void cfs_fault_stats_reset(struct cfs_faults *f)
 {
 	f->logged_base = f->logged;
 	f->changes = f->changes_failed = 0;
+	f->kills = f->kills_unsent = f->corruptions = 0;
 }

@@ -10,6 +10,7 @@
 #include "optable.h"
 
 #include <json-glib/json-glib.h>
+#include <sys/stat.h>
 
 /* Hits kept for `fault log`: the latest ones; older ones are only counted. */
 enum { CFS_FAULT_LOG_MAX = 256 };
@@ -19,15 +20,21 @@ struct cfs_faults;
 struct cfs_faults *cfs_faults_new(void);
 void cfs_faults_free(struct cfs_faults *f);
 
-/* "op=NAME|any path=GLOB [errno=NAME|N] [short=N] [nowrite] [prob=P] [seed=S] [delay=MS]
- * [hold|hold=MS] [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] [when=before|after]
- * [change=LINES]": the new rule's id (> 0, never given twice by F), or -EINVAL with *err set to a
- * malloc'ed message. change= takes the rest of ARGS: lines as change.h parses them (one that does
- * not parse refuses the rule). A change rule fires once unless told (every, nth=N: at the Nth
- * matching request only, count=N: at the first N); a rule that fired as often as it may is
- * spent: listed, never checked again. pid=, uid= and comm= take only requests of that
+/* "op=NAME|any path=GLOB [errno=E|E1|E2...] [short=N] [nowrite] [kill=SIG]
+ * [corrupt=zero|random|flip [bytes=N]] [attr=FIELD:VALUE,...] [at=OFF,len=N] [prob=P] [seed=S]
+ * [delay=MS] [hold|hold=MS] [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME]
+ * [when=before|after] [change=LINES]": the new rule's id (> 0, never given twice by F), or -EINVAL
+ * with *err set to a malloc'ed message. change= takes the rest of ARGS: lines as change.h parses
+ * them (one that does not parse refuses the rule). A change rule fires once unless told (every,
+ * nth=N: at the Nth matching request only, count=N: at the first N); a rule that fired as often as
+ * it may is spent: listed, never checked again. pid=, uid= and comm= take only requests of that
  * sender (the pid and uid the kernel puts in each request; comm as /proc/PID/comm). hold
- * keeps a matching request waiting until it is released (gate.h), hold=MS at most MS ms. */
+ * keeps a matching request waiting until it is released (gate.h), hold=MS at most MS ms.
+ * errno= with several errnos answers one drawn with the seed; kill= signals the request's
+ * sender, then the request is answered (with errno= if given, else as usual); corrupt= (reads)
+ * changes N bytes of what the read returns, drawn with the seed; at=OFF,len=N takes only * reads
+ * and writes that touch those bytes of the file; attr= (getattr, lookup) answers with those fields
+ * changed (size, mode, nlink, uid, gid, atime, mtime, ctime). */
 int cfs_fault_add(struct cfs_faults *f, const char *args, char **err);
 /* The rules of FILE (-o faults=FILE), one a line as cfs_fault_add takes them; blank lines
  * and lines starting with '#' are skipped. 0, or -errno with *err a malloc'ed "FILE:LINE:
@@ -70,13 +77,29 @@ enum cfs_fault_kind {
 	CFS_FAULT_SHORT,
 	CFS_FAULT_NOWRITE,
 	CFS_FAULT_CHANGE,
+	CFS_FAULT_KILL,	   /* before the errno rules: the sender is signalled, then answered */
+	CFS_FAULT_CORRUPT, /* read rules that change the bytes the handler returns */
+	CFS_FAULT_ATTR,	   /* getattr and lookup rules that change the attributes it answers */
 };
+
+struct cfs_fault_attrs; /* an attr= rule's fields */
+
+enum cfs_corrupt { CFS_CORRUPT_NONE, CFS_CORRUPT_ZERO, CFS_CORRUPT_RANDOM, CFS_CORRUPT_FLIP };
 
 struct cfs_change;
 
 struct cfs_fault_effect {
-	unsigned id;			 /* the rule's */
-	int err;			 /* errno rules */
+	unsigned id;		  /* the rule's */
+	int err;		  /* errno rules (drawn from the rule's list); kill rules: 0
+				     or the errno to answer with after the signal */
+	int kill_sig;		  /* kill rules */
+	enum cfs_corrupt corrupt; /* corrupt rules: how, how many bytes, and the seed of
+				     where (drawn from the rule's source at the hit) */
+	uint32_t corrupt_bytes;
+	uint64_t corrupt_seed;
+	const struct cfs_fault_attrs *attrs; /* attr rules: F's, valid until F changes */
+	bool has_range;			     /* ... only the bytes of [at, at + len) of the file */
+	uint64_t at, len;
 	unsigned delay_ms;		 /* delay rules; hold rules: their timeout, 0: none */
 	bool hold;			 /* ... until released (or that timeout) */
 	uint32_t short_len;		 /* short rules: at most this many bytes */
@@ -84,9 +107,12 @@ struct cfs_fault_effect {
 	bool after;			 /* ... applied after the reply, not before the handler */
 };
 
-/* Who sent a request: the pid and uid the kernel gave in it. */
+/* Who sent a request: the pid and uid the kernel gave in it; for a read or a write (io) also
+ * the bytes of the file it spans, for at= rules. */
 struct cfs_fault_who {
 	uint32_t pid, uid;
+	bool io;
+	uint64_t off, size;
 };
 
 /* Does a rule of KIND fire for OP on PATH sent by WHO (NULL: unknown, and rules that filter
@@ -96,6 +122,19 @@ bool cfs_fault_match_who(struct cfs_faults *f, enum cfs_op op, const char *path,
 			 struct cfs_fault_effect *out);
 bool cfs_fault_match(struct cfs_faults *f, enum cfs_op op, const char *path,
 		     enum cfs_fault_kind kind, struct cfs_fault_effect *out);
+/* FX's corruption on the N bytes a read of offset OFF returns in BUF: bytes drawn from
+ * FX->corrupt_seed (the same seed, the same bytes), within FX's range if it has one. */
+void cfs_fault_corrupt(const struct cfs_fault_effect *fx, char *buf, size_t n, uint64_t off);
+/* FX's attr= fields into ST, the attributes a getattr or lookup answers; A's as given. */
+const char *cfs_fault_attrs_text(const struct cfs_fault_attrs *a);
+void cfs_fault_attr(const struct cfs_fault_effect *fx, struct stat *st);
+/* The signal of the hit just logged was sent (SENT) or not (no pid to send it to): noted in
+ * its log line. */
+void cfs_fault_killed(struct cfs_faults *f, bool sent);
+/* "zero", "random" or "flip" */
+const char *cfs_corrupt_name(enum cfs_corrupt c);
+/* "SIGTERM" for SIGTERM, into BUF. */
+const char *cfs_signal_name(int sig, char *buf, size_t size);
 /* The change of the hit just logged was applied (ERROR NULL) or failed (ERROR says why):
  * noted in its log line and counted. */
 void cfs_fault_changed(struct cfs_faults *f, const char *error);

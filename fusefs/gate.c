@@ -14,8 +14,11 @@
 
 #include <errno.h>
 #include <glib.h>
+#include <limits.h>
 #include <linux/fuse.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -55,6 +58,20 @@ static void cfs_request_path(struct cfs_daemon *d, const struct fuse_in_header *
 			RS_PATH_MAX);
 }
 
+/* Who sent the request, and for a read or a write the bytes of the file it spans. */
+static void cfs_request_who(const struct fuse_in_header *in, enum cfs_op op, size_t size,
+			    struct cfs_fault_who *who)
+{
+	*who = (struct cfs_fault_who){.pid = in->pid, .uid = in->uid};
+	if (op == CFS_OP_read && size >= sizeof(*in) + sizeof(struct fuse_read_in)) {
+		const struct fuse_read_in *r = (const void *)(in + 1);
+		*who = (struct cfs_fault_who){in->pid, in->uid, true, r->offset, r->size};
+	} else if (op == CFS_OP_write && size >= sizeof(*in) + sizeof(struct fuse_write_in)) {
+		const struct fuse_write_in *w = (const void *)(in + 1);
+		*who = (struct cfs_fault_who){in->pid, in->uid, true, w->offset, w->size};
+	}
+}
+
 /* Reply HDR (and BODY) to the request here, for a fault rule. */
 static void cfs_fault_reply(struct cfs_daemon *d, struct fuse_out_header *hdr, const void *body,
 			    size_t len)
@@ -72,8 +89,9 @@ static bool cfs_fault_nowrite(struct cfs_daemon *d, const struct fuse_in_header 
 			      const char *path, size_t size)
 {
 	struct cfs_fault_effect fx;
-	const struct cfs_fault_who who = {in->pid, in->uid};
+	struct cfs_fault_who who;
 
+	cfs_request_who(in, CFS_OP_write, size, &who);
 	if (size < sizeof(*in) + sizeof(struct fuse_write_in) ||
 	    !cfs_fault_match_who(d->faults, CFS_OP_write, path, &who, CFS_FAULT_NOWRITE, &fx))
 		return false;
@@ -89,9 +107,10 @@ static void cfs_fault_cut(struct cfs_daemon *d, struct fuse_in_header *in, enum 
 			  const char *path, size_t size)
 {
 	struct cfs_fault_effect fx;
-	const struct cfs_fault_who who = {in->pid, in->uid};
+	struct cfs_fault_who who;
 	uint32_t *len;
 
+	cfs_request_who(in, op, size, &who);
 	if (op == CFS_OP_read && size >= sizeof(*in) + sizeof(struct fuse_read_in))
 		len = &((struct fuse_read_in *)(in + 1))->size;
 	else if (op == CFS_OP_write && size >= sizeof(*in) + sizeof(struct fuse_write_in))
@@ -103,22 +122,100 @@ static void cfs_fault_cut(struct cfs_daemon *d, struct fuse_in_header *in, enum 
 		*len = fx.short_len;
 }
 
+/* A kill or corrupt rule's hit, in the recording: a line of its own before the request's. */
+static void cfs_fault_effect_record(struct cfs_daemon *d, const struct fuse_in_header *in,
+				    enum cfs_op op, const char *path,
+				    const struct cfs_fault_effect *fx, const char *effect,
+				    const char *error)
+{
+	const struct cfs_record_trigger t = {.t_ns = cfs_now_ns(),
+					     .id = fx->id,
+					     .pid = in->pid,
+					     .on = cfs_op_names[op],
+					     .path = path,
+					     .effect = effect,
+					     .error = error};
+
+	cfs_record_trigger(d, &t);
+}
+
+/* A kill rule for this request? Its signal goes to the sender (the pid the request carries)
+ * before the request is answered: the caller's wait ends with the signal (a fatal one ends the
+ * process, and the reply then goes nowhere) or with the reply, so nothing is left waiting.
+ * Never to pid 0 (the kernel's own requests: kill(0) would signal our own group), to a pid
+ * past INT_MAX (a negative pid_t names a group), nor to ourselves. */
+static bool cfs_fault_kill(struct cfs_daemon *d, const struct fuse_in_header *in, enum cfs_op op,
+			   const char *path, const struct cfs_fault_who *who,
+			   struct cfs_fault_effect *fx)
+{
+	bool sent;
+
+	if (!cfs_fault_match_who(d->faults, op, path, who, CFS_FAULT_KILL, fx))
+		return false;
+	sent = in->pid != 0 && in->pid <= INT_MAX && (pid_t)in->pid != getpid() &&
+	       kill((pid_t)in->pid, fx->kill_sig) == 0;
+	if (!sent)
+		g_debug("kill rule %u: no signal to pid %u", fx->id, in->pid);
+	cfs_fault_killed(d->faults, sent);
+	char sig[24], effect[32];
+	snprintf(effect, sizeof(effect), "kill=%s",
+		 cfs_signal_name(fx->kill_sig, sig, sizeof(sig)));
+	cfs_fault_effect_record(d, in, op, path, fx, effect,
+				sent ? NULL : "no signal: the request has no pid of a process");
+	return true;
+}
+
+static void cfs_fault_errno(struct cfs_daemon *d, const struct fuse_in_header *in, enum cfs_op op,
+			    int err)
+{
+	struct fuse_out_header out = {0, -err, in->unique};
+
+	cfs_count(d, op);
+	d->reply_errno = err;
+	cfs_fault_reply(d, &out, NULL, 0);
+}
+
+/* A corrupt rule on a read, an attr rule on a getattr or lookup: the effect into *FX for the
+ * handler (d->fault_fx), and a line in the recording. */
+static void cfs_fault_for_handler(struct cfs_daemon *d, const struct fuse_in_header *in,
+				  enum cfs_op op, const char *path, const struct cfs_fault_who *who,
+				  struct cfs_fault_effect *fx)
+{
+	enum cfs_fault_kind kind = op == CFS_OP_read ? CFS_FAULT_CORRUPT : CFS_FAULT_ATTR;
+	gchar *effect;
+
+	if ((op != CFS_OP_read && op != CFS_OP_getattr && op != CFS_OP_lookup) ||
+	    !cfs_fault_match_who(d->faults, op, path, who, kind, fx))
+		return;
+	if (fx->corrupt)
+		effect = g_strdup_printf("corrupt=%s bytes=%u", cfs_corrupt_name(fx->corrupt),
+					 fx->corrupt_bytes);
+	else
+		effect = g_strdup_printf("attr=%s", cfs_fault_attrs_text(fx->attrs));
+	cfs_fault_effect_record(d, in, op, path, fx, effect, NULL);
+	g_free(effect);
+}
+
 /* An errno or nowrite rule for this request? Then it is answered here, before any handler:
- * one place for every operation, so no rule is accepted that never fires. Short rules cut
- * it and let it pass. Init and the forgets have no reply (fault.c refuses rules on them). */
+ * one place for every operation, so no rule is accepted that never fires. A kill rule
+ * signals the sender first. Short rules cut it and let it pass; a corrupt or attr rule's
+ * effect goes to *HANDLER for the handler. Init and the forgets have no reply (fault.c
+ * refuses rules on them). */
 static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, enum cfs_op op,
-			     const char *path, size_t size)
+			     const char *path, size_t size, struct cfs_fault_effect *handler)
 {
 	struct cfs_fault_effect fx;
-	const struct cfs_fault_who who = {in->pid, in->uid};
+	struct cfs_fault_who who;
 
 	if (cfs_op_nofault(op)) /* `op=any` rules pass these by */
 		return false;
+	cfs_request_who(in, op, size, &who);
+	if (cfs_fault_kill(d, in, op, path, &who, &fx) && fx.err) {
+		cfs_fault_errno(d, in, op, fx.err);
+		return true;
+	}
 	if (cfs_fault_match_who(d->faults, op, path, &who, CFS_FAULT_ERRNO, &fx)) {
-		cfs_count(d, op);
-		d->reply_errno = fx.err;
-		struct fuse_out_header out = {0, -fx.err, in->unique};
-		cfs_fault_reply(d, &out, NULL, 0);
+		cfs_fault_errno(d, in, op, fx.err);
 		return true;
 	}
 	if (op == CFS_OP_write && cfs_fault_nowrite(d, in, path, size)) {
@@ -126,15 +223,17 @@ static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, en
 		return true;
 	}
 	cfs_fault_cut(d, in, op, path, size);
+	cfs_fault_for_handler(d, in, op, path, &who, handler);
 	return false;
 }
 
 /* Does a change rule fire for this request? Its effect into *FX. */
-static bool cfs_fault_change_due(struct cfs_daemon *d, const struct fuse_in_header *in,
+static bool cfs_fault_change_due(struct cfs_daemon *d, const struct fuse_in_header *in, size_t size,
 				 enum cfs_op op, const char *path, struct cfs_fault_effect *fx)
 {
-	const struct cfs_fault_who who = {in->pid, in->uid};
+	struct cfs_fault_who who;
 
+	cfs_request_who(in, op, size, &who);
 	return !cfs_op_nofault(op) &&
 	       cfs_fault_match_who(d->faults, op, path, &who, CFS_FAULT_CHANGE, fx);
 }
@@ -173,7 +272,7 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 	bool faults = op != CFS_OP_MAX && cfs_faults_active(d->faults);
 	uint64_t t0 = cfs_now_ns(), nodeid = buf->size >= sizeof(*in) ? in->nodeid : 0;
 	char path[RS_PATH_MAX] = "";
-	struct cfs_fault_effect change = {0};
+	struct cfs_fault_effect change = {0}, handler = {0};
 	uint32_t change_pid = 0; /* who sent the request a change rule fired on */
 	/* What runs after the reply reads the request from a copy: a transport may give its
 	 * buffer to the next request once the reply is sent (io_uring's commit-and-fetch). The
@@ -186,14 +285,16 @@ static void cfs_process(struct cfs_daemon *d, const struct fuse_buf *buf)
 		cfs_record_expect(d, in);
 	if (faults && !cfs_op_nofault(op)) {
 		cfs_request_path(d, in, buf->size, path);
-		cfs_fault_change_due(d, in, op, path, &change);
+		cfs_fault_change_due(d, in, buf->size, op, path, &change);
 		change_pid = in->pid;
 	}
 	/* before: the request is served from the changed tree */
 	if (change.change && !change.after)
 		cfs_fault_change(d, change_pid, op, path, &change);
-	if (!faults || !cfs_fault_answer(d, in, op, path, buf->size)) {
+	if (!faults || !cfs_fault_answer(d, in, op, path, buf->size, &handler)) {
+		d->fault_fx = handler.id ? &handler : NULL;
 		fuse_session_process_buf(d->se, buf);
+		d->fault_fx = NULL;
 		/* while rules stand, what the kernel keeps of an answer goes, so the next
 		 * call reaches the rules (CFS_OPS' keeps) */
 		if (faults && cfs_op_keeps(op))
@@ -301,7 +402,8 @@ static bool cfs_maybe_delay(struct cfs_gate *g, const struct fuse_buf *buf, size
 		return false;
 	cfs_request_path(g->d, in, size, path);
 	/* over the ring the request keeps its entry while held: the transport bounds that */
-	const struct cfs_fault_who who = {in->pid, in->uid};
+	struct cfs_fault_who who;
+	cfs_request_who(in, op, size, &who);
 	if (!cfs_fault_match_who(g->d->faults, op, path, &who, CFS_FAULT_DELAY, &fx) ||
 	    !cfs_transport_hold(g->d->transport))
 		return false; /* a hold the ring has no entry for is served now, as a delay */

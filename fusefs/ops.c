@@ -72,6 +72,8 @@ void cfs_stat(struct cfs_daemon *d, uint32_t node, struct stat *st)
 		st->st_blocks = st->st_size < CFS_SHORT_SYMLINK_LEN ? 0 : CFS_PAGE_BLOCKS;
 		st->st_size = (off_t)cfs_link_size(d, node, (size_t)st->st_size);
 	} /* a file's blocks are the pages the tree holds for it (holes hold none), as tmpfs */
+	if (d->fault_fx && d->fault_fx->attrs) /* a getattr or lookup an attr= rule lies in */
+		cfs_fault_attr(d->fault_fx, st);
 }
 
 const struct rs_cred *cfs_req_cred(fuse_req_t req, const struct cfs_daemon *d, struct cfs_cred *c)
@@ -105,7 +107,9 @@ double cfs_entry_timeout(const struct cfs_daemon *d)
 void cfs_open_caching(const struct cfs_daemon *d, struct fuse_file_info *fi, bool dir, bool keep)
 {
 	if (cfs_faults_active(d->faults)) {
-		fi->direct_io = !dir; /* reads and writes go to the daemon, past the pages */
+		/* reads and writes go to the daemon, past the pages; a shared map still works
+		 * where the kernel took FUSE_DIRECT_IO_ALLOW_MMAP (d->direct_io_mmap) */
+		fi->direct_io = !dir;
 		fi->keep_cache = fi->cache_readdir = 0;
 		return;
 	}
@@ -475,6 +479,8 @@ void cfs_ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct 
 		return;
 	}
 	n = cfs_tree_read(d->tree, cfs_node(d, ino), buf, size, off);
+	if (n > 0 && d->fault_fx && d->fault_fx->corrupt) /* the tree keeps its bytes */
+		cfs_fault_corrupt(d->fault_fx, buf, (size_t)n, (uint64_t)off);
 	if (n < 0)
 		cfs_reply_err(req, (int)n);
 	else

@@ -19,6 +19,9 @@
  * "when":"after","change":"replace /a /t","result":"applied"} or, when a line of the change
  * failed, "result":"failed","error":"rmdir /keep: Directory not empty" (the failing line
  * and why; the lines before it were undone). It has no "op": replay skips it and counts it.
+ * A kill or corrupt rule's hit has such a line too, before the request's, with "effect" in
+ * place of "when" and "change": {"v":3,...,"path":"/a","effect":"kill=SIGTERM",
+ * "result":"applied"} (or "failed","error":"no signal: ..."), "effect":"corrupt=flip bytes=2".
  *
  * "v" is the format's version: 3 since the trigger lines came, 2 since the reply's members
  * came; a line without it is version 1 (errnos only); replay reads all three.
@@ -74,6 +77,7 @@ struct cfs_record_trigger {
 	const char *on, *path; /* the request's op and path */
 	bool after;
 	const char *change, *error; /* the rule's lines; why one failed, or NULL: applied */
+	const char *effect;	    /* a kill or corrupt rule's ("kill=SIGTERM"), or NULL */
 };
 
 struct cfs_record_stats {

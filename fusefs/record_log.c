@@ -313,8 +313,12 @@ static void cfs_format_trigger(struct cfs_recorder *r, const struct cfs_record_t
 	cfs_putf(r, "{\"v\":%d,\"t_ns\":%llu,\"trigger\":%u,\"on\":\"%s\",\"pid\":%u",
 		 CFS_RECORD_VERSION, (unsigned long long)t->t_ns, t->id, t->on, t->pid);
 	cfs_put_str(r, "path", t->path ? t->path : "");
-	cfs_putf(r, ",\"when\":\"%s\"", t->after ? "after" : "before");
-	cfs_put_str(r, "change", t->change ? t->change : "");
+	if (t->effect) {
+		cfs_put_str(r, "effect", t->effect);
+	} else {
+		cfs_putf(r, ",\"when\":\"%s\"", t->after ? "after" : "before");
+		cfs_put_str(r, "change", t->change ? t->change : "");
+	}
 	cfs_putf(r, ",\"result\":\"%s\"", t->error ? "failed" : "applied");
 	if (t->error)
 		cfs_put_str(r, "error", t->error);

@@ -31,6 +31,12 @@
 
 #define CFS_URING_PARAM "/sys/module/fuse/parameters/enable_uring"
 
+/* INIT flag (flags2 bit 4, kernel 6.6, protocol 7.39 as FUSE_DIRECT_IO_RELAX): a file opened
+ * with direct I/O may still be mapped shared. Debian 12's <linux/fuse.h> (7.38) lacks it. */
+#ifndef FUSE_DIRECT_IO_ALLOW_MMAP
+#define FUSE_DIRECT_IO_ALLOW_MMAP (1ULL << 36)
+#endif
+
 enum {
 	/* entries per queue that requests always find: those one CPU's callers can have with
 	 * us at once */
@@ -74,7 +80,7 @@ struct cfs_transport {
 	char why[160]; /* why auto serves /dev/fuse */
 	/* INIT, seen on its way in and on its reply's way out */
 	uint64_t init_unique;
-	bool init_pending, offered;
+	bool init_pending, offered, mmap_offered;
 	/* the ring */
 	enum cfs_ring_state state;
 	struct io_uring ring;
@@ -408,6 +414,8 @@ static void cfs_note_init(struct cfs_transport *t, const void *buf, size_t n)
 	memcpy(&init, (const char *)buf + sizeof(*in),
 	       n - sizeof(*in) < sizeof(init) ? n - sizeof(*in) : sizeof(init));
 	t->offered = (init.flags & FUSE_INIT_EXT) && (init.flags2 & (FUSE_OVER_IO_URING >> 32));
+	t->mmap_offered =
+	    (init.flags & FUSE_INIT_EXT) && (init.flags2 & (FUSE_DIRECT_IO_ALLOW_MMAP >> 32));
 }
 
 static ssize_t cfs_io_read(int fd, void *buf, size_t len, void *userdata)
@@ -434,6 +442,13 @@ static ssize_t cfs_io_init_reply(struct cfs_transport *t, int fd, struct iovec *
 	int err;
 
 	t->init_pending = false;
+	/* while fault rules stand files are opened with direct I/O (ops.c), which the kernel
+	 * maps shared only when told so here: libfuse 3.14 knows nothing of the flag */
+	if (out && t->mmap_offered) {
+		out->flags |= FUSE_INIT_EXT;
+		out->flags2 |= (uint32_t)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32);
+		t->d->direct_io_mmap = true;
+	}
 	if (t->state != CFS_RING_READY)
 		return writev(fd, iov, count); /* cfs_transport_start said why */
 	if (!out)

@@ -10,3 +10,4 @@ $(BUILD)/cfs-race-check: $(BUILD)/tests/race_check.o
 	$(CC) $(LDFLAGS) -o $@ $^
 SHELL_TESTS += tests/mount_race.sh
 SHELL_TESTS += tests/mount_hold.sh
+SHELL_TESTS += tests/mount_faults2.sh

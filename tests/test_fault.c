@@ -10,6 +10,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,6 +88,47 @@ START_TEST(test_refused_rules_say_why)
 	    {"op=getattr path=/x once every errno=EIO", "exclude each other"},
 	    {"op=getattr path=/x pid=-3 errno=EIO", "pid= and uid="},
 	    {"op=getattr path=/x comm=sixteen-bytes-xx errno=EIO", "1..15 bytes"},
+	    /* issue 34's effects and selectors */
+	    {"op=read path=/x errno=EIO|EFOO", "'EFOO' in the list is not an errno"},
+	    {"op=read path=/x errno=EIO||EPERM", "'' in the list"},
+	    {"op=read path=/x errno=EIO|512", "1..511"},
+	    {"op=read path=/x errno=1|2|3|4|5|6|7|8|9|10|11|12|13|14|16|17|18", "at most 16"},
+	    {"op=open path=/x errno=EIO|ENOSYS", "stop the kernel sending it"},
+	    {"op=read path=/x kill=SIGFOO", "signal name"},
+	    {"op=read path=/x kill=", "signal name"},
+	    {"op=read path=/x kill=0", "signal name"},
+	    {"op=read path=/x kill=65", "signal name"},
+	    {"op=read path=/x kill=TERM short=2", "kill= goes alone"},
+	    {"op=read path=/x kill=TERM delay=2", "kill= goes alone"},
+	    {"op=write path=/x kill=TERM nowrite", "kill= goes alone"},
+	    {"op=read path=/x kill=TERM hold", "a rule of its own"},
+	    {"op=read path=/x kill=TERM change=unlink /x", "a rule of its own"},
+	    {"op=write path=/x corrupt=zero", "give op=read"},
+	    {"op=read path=/x corrupt=bits", "zero, random or flip"},
+	    {"op=read path=/x corrupt=zero short=2", "exclude each other"},
+	    {"op=read path=/x corrupt=zero bytes=0", "bytes= takes"},
+	    {"op=read path=/x corrupt=zero bytes=1048577", "bytes= takes"},
+	    {"op=read path=/x errno=EIO bytes=3", "bytes= goes with corrupt="},
+	    {"op=getattr path=/x at=0,len=1 errno=EIO", "give op=read or op=write"},
+	    {"op=any path=/x at=0,len=1 errno=EIO", "give op=read or op=write"},
+	    {"op=read path=/x at=5 errno=EIO", "at=OFF needs a length"},
+	    {"op=read path=/x len=5 errno=EIO", "len= goes with at="},
+	    {"op=read path=/x at=5,len=0 errno=EIO", "a length of 1 or more"},
+	    {"op=read path=/x at=-5,len=2 errno=EIO", "a byte offset"},
+	    {"op=read path=/x at=5,size=2 errno=EIO", "expected len="},
+	    {"op=read path=/x at=18446744073709551615,len=2 errno=EIO", "largest offset"},
+	    {"op=getattr path=/x attr=kind:dir", "the kernel takes an inode"},
+	    {"op=getattr path=/x attr=size:-1", "out of range"},
+	    {"op=getattr path=/x attr=mode:10000", "out of range"},
+	    {"op=getattr path=/x attr=mode:9", "out of range"},
+	    {"op=getattr path=/x attr=nlink:4294967296", "out of range"},
+	    {"op=getattr path=/x attr=size:1,colour:2", "FIELD one of"},
+	    {"op=getattr path=/x attr=size", "FIELD one of"},
+	    {"op=getattr path=/x attr=", "FIELD one of"},
+	    {"op=read path=/x attr=size:1", "give op=getattr or op=lookup"},
+	    {"op=any path=/x attr=size:1", "give op=getattr or op=lookup"},
+	    {"op=getattr path=/x attr=size:1 errno=EIO", "exclude each other"},
+	    {"op=getattr path=/x attr=size:1 kill=TERM", "kill= goes alone"},
 	};
 	struct cfs_faults *f = cfs_faults_new();
 
@@ -336,7 +378,8 @@ START_TEST(test_who_takes_only_that_sender)
 {
 	struct cfs_faults *f = cfs_faults_new();
 	struct cfs_fault_effect fx;
-	const struct cfs_fault_who me = {(uint32_t)getpid(), 0}, other = {1, 0}, user = {1, 65534};
+	const struct cfs_fault_who me = {.pid = (uint32_t)getpid()}, other = {.pid = 1},
+				   user = {.pid = 1, .uid = 65534};
 
 	add(f, "op=getattr path=/a pid=1 every errno=EIO", NULL);
 	add(f, "op=getattr path=/b uid=65534 errno=EIO", NULL);
@@ -358,7 +401,7 @@ START_TEST(test_the_log_names_the_sender_and_the_change)
 {
 	struct cfs_faults *f = cfs_faults_new();
 	struct cfs_fault_effect fx;
-	const struct cfs_fault_who who = {4242, 7};
+	const struct cfs_fault_who who = {.pid = 4242, .uid = 7};
 	char *s;
 
 	add(f, "op=lookup path=/x count=2 change=unlink /x; dir \"/a b\"", NULL);
@@ -372,6 +415,139 @@ START_TEST(test_the_log_names_the_sender_and_the_change)
 	ck_assert_ptr_nonnull(strstr(s, "\"result\":\"applied\""));
 	ck_assert_ptr_nonnull(strstr(s, "\"result\":\"line 1 (unlink /x): No such"));
 	g_free(s);
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_an_errno_list_draws_with_the_seed)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	char first[64] = "", again[64] = "";
+	bool seen[3] = {false};
+
+	add(f, "op=getattr path=/x errno=EIO|ENOENT|511 seed=9", NULL);
+	for (int i = 0; i < 40; i++) {
+		ck_assert(cfs_fault_match(f, CFS_OP_getattr, "/x", CFS_FAULT_ERRNO, &fx));
+		ck_assert(fx.err == EIO || fx.err == ENOENT || fx.err == 511);
+		seen[fx.err == EIO ? 0 : fx.err == ENOENT ? 1 : 2] = true;
+		if (i < 20)
+			first[i] = (char)('a' + fx.err % 26);
+	}
+	ck_assert(seen[0] && seen[1] && seen[2]);
+	cfs_fault_clear(f);
+	add(f, "op=getattr path=/x errno=EIO|ENOENT|511 seed=9", NULL);
+	for (int i = 0; i < 20; i++) {
+		cfs_fault_match(f, CFS_OP_getattr, "/x", CFS_FAULT_ERRNO, &fx);
+		again[i] = (char)('a' + fx.err % 26);
+	}
+	ck_assert_str_eq(first, again);
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_a_range_takes_the_reads_that_touch_it)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	struct cfs_fault_who r = {.io = true, .size = 8};
+
+	add(f, "op=read path=/x at=32,len=8 errno=EIO", NULL);
+	for (uint64_t off = 0; off < 64; off++) {
+		r.off = off;
+		bool touches = off + 8 > 32 && off < 40;
+		ck_assert_int_eq(
+		    cfs_fault_match_who(f, CFS_OP_read, "/x", &r, CFS_FAULT_ERRNO, &fx), touches);
+	}
+	r = (struct cfs_fault_who){.io = true, .off = 34, .size = 0}; /* the end of the file */
+	ck_assert(!cfs_fault_match_who(f, CFS_OP_read, "/x", &r, CFS_FAULT_ERRNO, &fx));
+	ck_assert(!cfs_fault_match(f, CFS_OP_read, "/x", CFS_FAULT_ERRNO, &fx));
+	cfs_faults_free(f);
+}
+END_TEST
+
+/* Corrupt 64 bytes of 'a' with RULE, matched once: the bytes that differ, as a mask. */
+static uint64_t corrupted(const char *rule, char *buf, uint64_t off)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	const struct cfs_fault_who who = {.io = true, .off = off, .size = 64};
+	uint64_t mask = 0;
+
+	memset(buf, 'a', 64);
+	ck_assert_int_gt(add(f, rule, NULL), 0);
+	ck_assert(cfs_fault_match_who(f, CFS_OP_read, "/x", &who, CFS_FAULT_CORRUPT, &fx));
+	cfs_fault_corrupt(&fx, buf, 64, off);
+	for (int i = 0; i < 64; i++)
+		mask |= (uint64_t)(buf[i] != 'a') << i;
+	cfs_faults_free(f);
+	return mask;
+}
+
+START_TEST(test_corrupt_changes_n_bytes_the_seed_chooses)
+{
+	char a[64], b[64];
+	uint64_t m = corrupted("op=read path=/x corrupt=random bytes=5 seed=4", a, 0);
+
+	ck_assert_int_eq(__builtin_popcountll(m), 5); /* random never draws the same value */
+	ck_assert_uint_eq(corrupted("op=read path=/x corrupt=random bytes=5 seed=4", b, 0), m);
+	ck_assert(memcmp(a, b, 64) == 0);
+	ck_assert_uint_ne(corrupted("op=read path=/x corrupt=random bytes=5 seed=5", b, 0), m);
+	m = corrupted("op=read path=/x corrupt=flip bytes=3", a, 0);
+	ck_assert_int_eq(__builtin_popcountll(m), 3);
+	for (int i = 0; i < 64; i++)
+		ck_assert_int_le(__builtin_popcount((unsigned char)(a[i] ^ 'a')), 1);
+	m = corrupted("op=read path=/x corrupt=zero", a, 0);
+	ck_assert_int_eq(__builtin_popcountll(m), 1); /* bytes=1 unless given */
+	/* all of them, when N is larger than the read */
+	ck_assert_uint_eq(corrupted("op=read path=/x corrupt=zero bytes=100", a, 0), UINT64_MAX);
+	/* at= keeps it to the file's bytes 110..113: this read starts at 100 */
+	m = corrupted("op=read path=/x corrupt=zero bytes=9 at=110,len=4", a, 100);
+	ck_assert_uint_eq(m, 0xfull << 10);
+}
+END_TEST
+
+START_TEST(test_kill_rules_log_the_signal)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	const struct cfs_fault_who who = {.pid = 4242};
+	char *s;
+
+	ck_assert_int_gt(add(f, "op=read path=/x kill=sigusr1", NULL), 0);
+	ck_assert_int_gt(add(f, "op=read path=/y kill=9 errno=EIO", NULL), 0);
+	/* a kill rule is no errno rule: its errno is answered after the signal */
+	ck_assert(!cfs_fault_match_who(f, CFS_OP_read, "/y", &who, CFS_FAULT_ERRNO, &fx));
+	ck_assert(cfs_fault_match_who(f, CFS_OP_read, "/y", &who, CFS_FAULT_KILL, &fx));
+	ck_assert_int_eq(fx.kill_sig, 9);
+	ck_assert_int_eq(fx.err, EIO);
+	cfs_fault_killed(f, true);
+	ck_assert(cfs_fault_match_who(f, CFS_OP_read, "/x", &who, CFS_FAULT_KILL, &fx));
+	ck_assert_int_eq(fx.kill_sig, SIGUSR1);
+	cfs_fault_killed(f, false);
+	s = log_text(f);
+	ck_assert_ptr_nonnull(strstr(s, "\"errno\":\"EIO\",\"kill\":\"SIGKILL\",\"sent\":true"));
+	ck_assert_ptr_nonnull(strstr(s, "\"kill\":\"SIGUSR1\",\"sent\":false"));
+	g_free(s);
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_attr_changes_only_the_fields_given)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	struct stat st = {.st_mode = S_IFLNK | 0777, .st_size = 1, .st_nlink = 1, .st_uid = 5};
+
+	ck_assert_int_gt(add(f, "op=getattr path=/l attr=size:99,mode:0640,mtime:86400", NULL), 0);
+	ck_assert(!cfs_fault_match(f, CFS_OP_lookup, "/l", CFS_FAULT_ATTR, &fx));
+	ck_assert(cfs_fault_match(f, CFS_OP_getattr, "/l", CFS_FAULT_ATTR, &fx));
+	cfs_fault_attr(&fx, &st);
+	ck_assert_int_eq(st.st_size, 99);
+	ck_assert_uint_eq(st.st_mode, S_IFLNK | 0640); /* the kind stays */
+	ck_assert_int_eq(st.st_mtim.tv_sec, 86400);
+	ck_assert_int_eq(st.st_nlink, 1);
+	ck_assert_int_eq(st.st_uid, 5);
 	cfs_faults_free(f);
 }
 END_TEST
@@ -546,6 +722,11 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_who_takes_only_that_sender);
 	tcase_add_test(tc, test_the_log_names_the_sender_and_the_change);
 	tcase_add_test(tc, test_a_read_only_mount_refuses_change_rules);
+	tcase_add_test(tc, test_an_errno_list_draws_with_the_seed);
+	tcase_add_test(tc, test_a_range_takes_the_reads_that_touch_it);
+	tcase_add_test(tc, test_corrupt_changes_n_bytes_the_seed_chooses);
+	tcase_add_test(tc, test_kill_rules_log_the_signal);
+	tcase_add_test(tc, test_attr_changes_only_the_fields_given);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("change");
 	tcase_add_test(tc, test_a_failed_change_undoes_each_kind_of_line);

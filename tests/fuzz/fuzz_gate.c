@@ -97,6 +97,12 @@ static const struct fz_rule fz_rules[] = {
     {"op=lookup path=* every when=before change=replace /chains /files", 0, 0},
     {"op=getattr path=* every change=rename /files /f2; exchange /f2 /deep", 0, 0},
     {"op=any path=* prob=0.2 seed=5 change=dir /x/y; rmdir /x/y; unlink /nothing", 0, 0},
+    /* what a read returns changed, and rules on a byte range of a file (kill= is left out:
+     * the requests here claim pid 1) */
+    {"op=read path=* corrupt=flip bytes=5 seed=4", 0, 0},
+    {"op=read path=* at=2,len=3 errno=EIO|ENOSPC seed=6", 0, 0},
+    {"op=write path=/files/* at=0,len=1 errno=EIO", 0, 0},
+    {"op=read path=* corrupt=zero bytes=2 at=1,len=4", 0, 0},
 };
 
 /* A request: its opcode and what its body holds (a fixed argument of ARG bytes, then
