@@ -333,6 +333,23 @@ void cfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
+/* fallocate as tmpfs (cfs_tree_fallocate): the modes it takes, EOPNOTSUPP for the others,
+ * which the kernel passes on without remembering (only ENOSYS would stop it asking). */
+void cfs_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+		      struct fuse_file_info *fi)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	int err = cfs_tree_fallocate(d->tree, cfs_node(d, ino), mode, off, len);
+
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
+	cfs_coherence_covered(d, ino); /* the kernel drops the punched range of its own pages */
+	cfs_coherence_flush(d);
+	cfs_coherence_reply_err(d, req);
+}
+
 /* Everything lives in memory: there is nothing to sync. */
 void cfs_ll_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
