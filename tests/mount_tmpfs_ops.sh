@@ -2,8 +2,12 @@
 # What tmpfs does beyond plain reads and writes, compared outcome by outcome with a tmpfs in
 # every follow mode: fallocate in each mode (the ones tmpfs takes, and EOPNOTSUPP for the
 # others), then SEEK_DATA/SEEK_HOLE walks of the files it left, ENOSPC from fallocate on a
-# mount of 1 MiB as on a tmpfs of 1 MiB.
+# mount of 1 MiB as on a tmpfs of 1 MiB; O_TMPFILE and linkat, as root and as uid 65534.
 . "$(dirname "$0")/lib.sh"
+
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
+# a python3 any uid may run (the first in PATH may be a root-only shim)
+PY_ANY=$(command -v /usr/bin/python3 || command -v python3)
 
 # holes DIR: fallocate and lseek stories on DIR, one outcome a line
 holes() {
@@ -83,6 +87,56 @@ os.close(fd)
 PY
 }
 
+# tmpfile.py DIR: O_TMPFILE, then linkat: by the fd (AT_EMPTY_PATH, root's) and by its
+# /proc/self/fd name (AT_SYMLINK_FOLLOW, anyone's; where /proc is another mount, EXDEV on both)
+cat >"$T/tmpfile.py" <<'PY'
+import ctypes, errno, os, sys
+d = sys.argv[1]
+libc = ctypes.CDLL(None, use_errno=True)
+def call(f, *a):
+    try:
+        r = f(*a)
+        return "ok" if r is None else r
+    except OSError as e:
+        return errno.errorcode[e.errno]
+def linkfd(fd, path):
+    if libc.linkat(fd, b"", -100, path.encode(), 0x1000) == 0:  # AT_EMPTY_PATH
+        return "ok"
+    return errno.errorcode[ctypes.get_errno()]
+def show(what, st):
+    print(what, "nlink", st.st_nlink, "mode %o" % st.st_mode, "uid", st.st_uid, "gid", st.st_gid,
+          "size", st.st_size)
+tag = "uid%d" % os.getuid()
+fd = call(os.open, d, os.O_TMPFILE | os.O_RDWR, 0o640)
+print(tag, "open", fd if isinstance(fd, str) else "ok")
+if not isinstance(fd, str):
+    os.write(fd, b"tmp")
+    show(tag + " unnamed", os.fstat(fd))
+    print(tag, "listed", sorted(os.listdir(d)))
+    print(tag, "link by fd", linkfd(fd, os.path.join(d, tag + ".a")))
+    print(tag, "link by /proc", call(os.link, "/proc/self/fd/%d" % fd, os.path.join(d, tag + ".b")))
+    print(tag, "again", linkfd(fd, os.path.join(d, tag + ".c")))
+    for n in ("a", "b", "c"):
+        p = os.path.join(d, "%s.%s" % (tag, n))
+        if os.path.exists(p):
+            show(tag + " named " + n, os.stat(p))
+            print(tag, "reads", open(p, "rb").read())
+    os.close(fd)
+fd = call(os.open, d, os.O_TMPFILE | os.O_RDWR | os.O_EXCL, 0o600)
+if not isinstance(fd, str):
+    print(tag, "excl link", linkfd(fd, os.path.join(d, tag + ".x")),
+          call(os.link, "/proc/self/fd/%d" % fd, os.path.join(d, tag + ".y")))
+    os.close(fd)
+fd = call(os.open, d, os.O_TMPFILE | os.O_WRONLY, 0o600)
+if not isinstance(fd, str):
+    os.write(fd, b"gone")
+    os.close(fd)
+print(tag, "read-only", call(os.open, d, os.O_TMPFILE | os.O_RDONLY, 0o600))
+print(tag, "on a file", call(os.open, os.path.join(d, "uid0.a"), os.O_TMPFILE | os.O_RDWR, 0o600))
+print(tag, "missing dir", call(os.open, os.path.join(d, "none"), os.O_TMPFILE | os.O_RDWR, 0o600))
+print(tag, "listed at the end", sorted(os.listdir(d)))
+PY
+
 # full DIR: fallocate against a 1 MiB limit (all or nothing), with statfs's free blocks
 full() {
 	timeout 60 python3 - "$1" <<'PY'
@@ -109,17 +163,33 @@ except OSError as e:
 PY
 }
 
+# tmpfiles DIR: root's in DIR/t (777), then uid 65534's there and in DIR/r (root's, 755)
+tmpfiles() {
+	mkdir "$1/t" "$1/r" && chmod 777 "$1/t" && chmod 755 "$1/r"
+	timeout 60 python3 "$T/tmpfile.py" "$1/t"
+	timeout 60 $NOBODY "$PY_ANY" "$T/tmpfile.py" "$1/t"
+	timeout 60 $NOBODY "$PY_ANY" "$T/tmpfile.py" "$1/r"
+}
+
 R=$T/ref
 mount_tmpfs "$R" || { fail "tmpfs"; finish; exit 1; }
 holes "$R" >"$T/holes.tmpfs" 2>&1
 check "the story ran to its end on tmpfs" grep -q "^directory " "$T/holes.tmpfs"
 check "tmpfs takes punch+keep" grep -q "^punch+keep 100 200 ok" "$T/holes.tmpfs"
 check "tmpfs refuses zero range" grep -q "^zero 100 200 ENOTSUP" "$T/holes.tmpfs"
+tmpfiles "$R" >"$T/tmpfile.tmpfs" 2>&1
+check "tmpfs: an O_TMPFILE file linked by its fd" grep -q "^uid0 link by fd ok" "$T/tmpfile.tmpfs"
+check "tmpfs: ... and by uid 65534 in its own directory" grep -q "^uid65534 open ok" \
+	"$T/tmpfile.tmpfs"
 : >"$T/empty.spec"
 for mode in kernel collapse server; do
 	M=$T/m-$mode
-	mount_cfs "$M" -o "follow=$mode" "$T/empty.spec" || { fail "mount $mode"; continue; }
+	mount_cfs "$M" -o "follow=$mode,allow_other" "$T/empty.spec" || { fail "mount $mode"; continue; }
 	holes "$M" >"$T/holes.$mode" 2>&1
+	chmod 755 "$M"
+	tmpfiles "$M" >"$T/tmpfile.$mode" 2>&1
+	same_output "$mode mode: O_TMPFILE and linkat as on tmpfs, as root and uid 65534" \
+		"$T/tmpfile.tmpfs" "$T/tmpfile.$mode"
 	same_output "$mode mode: fallocate and SEEK_DATA/SEEK_HOLE as on tmpfs" \
 		"$T/holes.tmpfs" "$T/holes.$mode"
 	# (apart, so that a failure names it: a file only written, no fallocate)

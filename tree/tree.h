@@ -113,6 +113,15 @@ int cfs_tree_mknod(struct cfs_tree *t, uint32_t dir, const char *name, size_t le
 		   dev_t rdev, const struct cfs_new *a, uint32_t *out);
 /* A hard link to the non-directory ID (-EPERM for a directory). */
 int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *name, size_t len);
+/* O_TMPFILE: a file in DIR with no name (nlink 0), held by one reference that is the caller's
+ * (cfs_tree_unref frees it unless it got a name meanwhile); the errnos of cfs_tree_mkfile. */
+int cfs_tree_mkfile_unnamed(struct cfs_tree *t, uint32_t dir, const struct cfs_new *a,
+			    uint32_t *out);
+/* linkat of an O_TMPFILE file (the kernel checked it may, I_LINKABLE): the referenced
+ * regular file ID with no name gets NAME in DIR as its first (-EINVAL for any other node;
+ * otherwise cfs_tree_link's errnos). */
+int cfs_tree_link_unnamed(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *name,
+			  size_t len);
 
 /*
  * File content, sparse as on tmpfs. A pattern file holds SIZE bytes repeating PATTERN (stored
