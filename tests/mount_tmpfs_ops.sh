@@ -107,8 +107,9 @@ def show(what, st):
     print(what, "nlink", st.st_nlink, "mode %o" % st.st_mode, "uid", st.st_uid, "gid", st.st_gid,
           "size", st.st_size)
 tag = "uid%d" % os.getuid()
+mtime = os.stat(d).st_mtime_ns
 fd = call(os.open, d, os.O_TMPFILE | os.O_RDWR, 0o640)
-print(tag, "open", fd if isinstance(fd, str) else "ok")
+print(tag, "open", fd if isinstance(fd, str) else "ok", "dir mtime kept", os.stat(d).st_mtime_ns == mtime)
 if not isinstance(fd, str):
     os.write(fd, b"tmp")
     show(tag + " unnamed", os.fstat(fd))
@@ -179,6 +180,8 @@ check "tmpfs takes punch+keep" grep -q "^punch+keep 100 200 ok" "$T/holes.tmpfs"
 check "tmpfs refuses zero range" grep -q "^zero 100 200 ENOTSUP" "$T/holes.tmpfs"
 tmpfiles "$R" >"$T/tmpfile.tmpfs" 2>&1
 check "tmpfs: an O_TMPFILE file linked by its fd" grep -q "^uid0 link by fd ok" "$T/tmpfile.tmpfs"
+check "tmpfs: O_TMPFILE leaves its directory's mtime" grep -q "^uid0 open ok dir mtime kept True" \
+	"$T/tmpfile.tmpfs"
 check "tmpfs: ... and by uid 65534 in its own directory" grep -q "^uid65534 open ok" \
 	"$T/tmpfile.tmpfs"
 : >"$T/empty.spec"

@@ -52,6 +52,8 @@ int cfs_tree_mkfile_unnamed(struct cfs_tree *t, uint32_t dir, const struct cfs_n
 {
 	char name[32];
 	int err = -EEXIST;
+	struct cfs_node *d = nd(t, dir);
+	int64_t mtime = is_dir(d) ? d->mtime : 0, ctime = is_dir(d) ? d->ctime : 0;
 
 	/* made under a name no other entry has, then unlinked while held: an orphan */
 	for (unsigned i = 0; err == -EEXIST && i < 1000; i++) {
@@ -62,6 +64,11 @@ int cfs_tree_mkfile_unnamed(struct cfs_tree *t, uint32_t dir, const struct cfs_n
 			err = cfs_tree_unlink(t, dir, name, (size_t)len);
 			assert(!err);
 		}
+	}
+	if (!err) { /* as tmpfs: the directory did not change (its listing is as it was) */
+		d = nd(t, dir);
+		d->mtime = mtime;
+		d->ctime = ctime;
 	}
 	return err;
 }

@@ -607,7 +607,12 @@ START_TEST(test_unnamed_file_is_listed_nowhere_and_freed_at_unref)
 	uint32_t d = mkd(T, CFS_ROOT, "d"), f;
 	uint64_t nodes = stats_of(T).nodes;
 
+	struct timespec old = {1000, 0};
+
+	ck_assert_int_eq(cfs_tree_set_times(T, d, &old, &old, &old), 0);
 	ck_assert_int_eq(cfs_tree_mkfile_unnamed(T, d, &AF, &f), 0);
+	ck_assert_int_eq(st_of(T, d).st_mtime, 1000); /* the directory is as it was */
+	ck_assert_int_eq(st_of(T, d).st_ctime, 1000);
 	ck_assert_int_eq(st_of(T, f).st_nlink, 0);
 	ck_assert_int_eq(cfs_tree_refs(T, f), 1);
 	ck_assert_str_eq(listing(T, d), "");
