@@ -459,6 +459,7 @@ static void cfs_drain_one(void *data, const struct fuse_buf *buf)
 {
 	struct cfs_daemon *d = data;
 
+	cfs_tmpfile_as_create(buf);
 	fuse_session_process_buf(d->se, buf);
 }
 
@@ -484,7 +485,7 @@ void cfs_drain_notifier(struct cfs_daemon *d)
 			continue;
 		if (n <= 0)
 			break; /* unmounted: the notifier's writes fail at once */
-		fuse_session_process_buf(d->se, &buf);
+		cfs_drain_one(d, &buf);
 	}
 	free(buf.mem);
 }
