@@ -498,9 +498,23 @@ static void cfs_stop_holding(struct cfs_gate *g)
 	g->replies_fd = -1;
 }
 
+/* O_TMPFILE: libfuse 3.14 has no handler for FUSE_TMPFILE (it would answer ENOSYS, which the
+ * kernel turns into EOPNOTSUPP for good). Its arguments and reply are CREATE's, and the kernel
+ * names the new dentry "/", which no CREATE can carry: handed over as a CREATE, cfs_ll_create
+ * knows it by that name. Faults, stats and the recording count it as a create. */
+static void cfs_tmpfile_as_create(const struct fuse_buf *buf)
+{
+	struct fuse_in_header *in = buf->mem;
+
+	if (buf->size >= sizeof(*in) && in->opcode == FUSE_TMPFILE)
+		in->opcode = FUSE_CREATE;
+}
+
 void cfs_serve_one(void *gate, const struct fuse_buf *buf)
 {
 	struct cfs_gate *g = gate;
+
+	cfs_tmpfile_as_create(buf);
 
 	if (cfs_interrupt_held(g, buf))
 		return;
@@ -548,6 +562,7 @@ static void cfs_drain_one(void *data, const struct fuse_buf *buf)
 {
 	struct cfs_daemon *d = data;
 
+	cfs_tmpfile_as_create(buf);
 	fuse_session_process_buf(d->se, buf);
 }
 
@@ -573,7 +588,7 @@ void cfs_drain_notifier(struct cfs_daemon *d)
 			continue;
 		if (n <= 0)
 			break; /* unmounted: the notifier's writes fail at once */
-		fuse_session_process_buf(d->se, &buf);
+		cfs_drain_one(d, &buf);
 	}
 	free(buf.mem);
 }

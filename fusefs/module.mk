@@ -73,6 +73,7 @@ SHELL_TESTS += tests/mount_server_links.sh
 SHELL_TESTS += tests/mount_loops.sh
 SHELL_TESTS += tests/mount_meta.sh
 SHELL_TESTS += tests/mount_types.sh
+SHELL_TESTS += tests/mount_tmpfs_ops.sh
 SHELL_TESTS += tests/mount_fsops.sh
 SHELL_TESTS += tests/mount_lines.sh
 SHELL_TESTS += tests/mount_diff.sh

@@ -546,3 +546,21 @@ void cfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	cfs_reply_err(req, -ENOSYS);
 }
+
+/* SEEK_DATA and SEEK_HOLE (the kernel answers the other whences itself): the pages the tree
+ * holds, as tmpfs answers from its page cache. */
+void cfs_ll_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	off_t at;
+
+	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+		cfs_reply_err(req, -EINVAL);
+		return;
+	}
+	at = cfs_tree_seek(d->tree, cfs_node(d, ino), off, whence == SEEK_DATA);
+	if (at < 0)
+		cfs_reply_err(req, (int)at);
+	else
+		fuse_reply_lseek(req, at);
+}

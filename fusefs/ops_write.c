@@ -97,10 +97,40 @@ void cfs_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	cfs_reply_new(req, d, parent, name, child, NULL);
 }
 
+/* O_TMPFILE (handed over as a CREATE of "/", gate.c): a file with no name, which the reply's
+ * reference keeps until the last close, or linkat names (cfs_ll_link). Its nodeid is its
+ * node in every mode: no path leads to it. */
+static void cfs_tmpfile(fuse_req_t req, fuse_ino_t parent, mode_t mode, struct fuse_file_info *fi)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	uint32_t dir = cfs_node(d, parent), child;
+	struct cfs_new a = cfs_new_attrs(req, d, dir, mode, false);
+	struct fuse_entry_param e = {0};
+	int err = cfs_tree_mkfile_unnamed(d->tree, dir, &a, &child);
+
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
+	cfs_coherence_covered(d, parent);
+	cfs_coherence_flush(d);
+	e.ino = child;
+	e.generation = cfs_tree_generation(d->tree, child);
+	cfs_stat(d, child, &e.attr);
+	e.attr_timeout = cfs_attr_timeout(d);
+	cfs_open_caching(d, fi, false, true);
+	if (fuse_reply_create(req, &e, fi) == 0)
+		cfs_ref_entry(d, &e);
+	cfs_tree_unref(d->tree, child, 1); /* the tree's hold: the kernel's reference keeps it */
+}
+
 void cfs_ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
 		   struct fuse_file_info *fi)
 {
-	cfs_new_node(req, CFS_OP_create, parent, name, mode, fi);
+	if (strcmp(name, "/") == 0)
+		cfs_tmpfile(req, parent, mode, fi);
+	else
+		cfs_new_node(req, CFS_OP_create, parent, name, mode, fi);
 }
 
 void cfs_ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
@@ -128,9 +158,13 @@ void cfs_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const cha
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t node = cfs_node(d, ino);
+	struct stat st;
 	int err;
 
-	err = cfs_tree_link(d->tree, node, cfs_node(d, newparent), newname, strlen(newname));
+	/* a file with no name is an O_TMPFILE one: the kernel sends its link only when it may */
+	cfs_tree_stat(d->tree, node, &st);
+	err = (st.st_nlink ? cfs_tree_link : cfs_tree_link_unnamed)(
+	    d->tree, node, cfs_node(d, newparent), newname, strlen(newname));
 	if (err) {
 		cfs_reply_err(req, err);
 		return;
@@ -331,6 +365,23 @@ void cfs_ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	/* content changes only through writes, which invalidate the other nodeids' pages */
 	cfs_open_caching(d, fi, false, true);
 	fuse_reply_open(req, fi);
+}
+
+/* fallocate as tmpfs (cfs_tree_fallocate): the modes it takes, EOPNOTSUPP for the others,
+ * which the kernel passes on without remembering (only ENOSYS would stop it asking). */
+void cfs_ll_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+		      struct fuse_file_info *fi)
+{
+	struct cfs_daemon *d = cfs_of(req);
+	int err = cfs_tree_fallocate(d->tree, cfs_node(d, ino), mode, off, len);
+
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
+	cfs_coherence_covered(d, ino); /* the kernel drops the punched range of its own pages */
+	cfs_coherence_flush(d);
+	cfs_coherence_reply_err(d, req);
 }
 
 /* Everything lives in memory: there is nothing to sync. */

@@ -77,7 +77,11 @@
 	  (fuse_req_t r, fuse_ino_t p, const char *n, mode_t m, CFS_OP_FI f), (r, p, n, m, f)) \
 	X(getxattr, FUSE_GETXATTR, CFS_NOFAULT_XATTR, -1, false, (fuse_req_t r, fuse_ino_t i, const char *n, size_t s), \
 	  (r, i, n, s)) \
-	X(listxattr, FUSE_LISTXATTR, CFS_NOFAULT_XATTR, -1, false, (fuse_req_t r, fuse_ino_t i, size_t s), (r, i, s))
+	X(listxattr, FUSE_LISTXATTR, CFS_NOFAULT_XATTR, -1, false, (fuse_req_t r, fuse_ino_t i, size_t s), (r, i, s)) \
+	X(fallocate, FUSE_FALLOCATE, NULL, -1, false, \
+	  (fuse_req_t r, fuse_ino_t i, int m, off_t o, off_t l, CFS_OP_FI f), (r, i, m, o, l, f)) \
+	X(lseek, FUSE_LSEEK, NULL, -1, false, (fuse_req_t r, fuse_ino_t i, off_t o, int w, CFS_OP_FI f), \
+	  (r, i, o, w, f))
 /* clang-format on */
 
 /* Why some operations take no fault rule: each would be accepted and never seen. */

@@ -157,7 +157,8 @@ cat >"$T/op.py" <<'PY'
 import errno, os, sys, time
 op, m = sys.argv[1], sys.argv[2]
 p = lambda name: os.path.join(m, name)
-fd = os.open(p("w"), os.O_RDWR) if op in ("getattr", "read", "write", "flush", "fsync") else -1
+fd = os.open(p("w"), os.O_RDWR) if op in ("getattr", "read", "write", "flush", "fsync",
+                                          "fallocate", "lseek") else -1
 dfd = os.open(p("d"), os.O_RDONLY | os.O_DIRECTORY) if op == "fsyncdir" else -1
 table = {
     "lookup": lambda: os.stat(p("not-there")),
@@ -182,6 +183,8 @@ table = {
     "readdir": lambda: os.listdir(p("big")),  # past its first page: plain READDIR
     "statfs": lambda: os.statvfs(m),
     "create": lambda: os.open(p("newfile"), os.O_CREAT | os.O_WRONLY, 0o644),
+    "fallocate": lambda: os.posix_fallocate(fd, 0, 10),
+    "lseek": lambda: os.lseek(fd, 0, os.SEEK_DATA),
 }
 if op == "--names":
     print(" ".join(sorted(table)))
@@ -204,7 +207,7 @@ check "the test knows a syscall for each of them, no more" \
 # ENOSYS is "not implemented" to the kernel, and from these it remembers it for the mount's
 # life (fs/fuse: no_open, no_flush, no_rename2, ...): such a rule is refused, and the op still
 # reaches the daemon (the ENOLINK rule after it fires)
-enosys_kept="open opendir flush fsync fsyncdir create rename link"
+enosys_kept="open opendir flush fsync fsyncdir create rename link fallocate lseek"
 for op in $listed; do
 	case " $enosys_kept " in *" $op "*)
 		out=$(ctl fault add op="$op" path='*' errno=ENOSYS 2>&1)

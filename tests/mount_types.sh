@@ -27,16 +27,21 @@ bind_sock() { # bind_sock PATH: a unix socket bound on the mount (python3 is in 
 }
 
 # setid: set-id bits after a write, truncate or open(O_TRUNC) by uid 65534, outside the
-# file's group or inside it, and after root's chown and chgrp. tmpfs drops set-uid always and
-# set-gid when the file is group-executable or the writer is outside its group; root keeps
-# both when writing. (The kernel's FUSE code alone keeps set-gid on 02666: chainfs drops it.)
+# file's group or inside it, after root's chown and chgrp, and after uid 65534's chown and
+# chgrp of a file it owns. tmpfs drops set-uid always and set-gid when the file is
+# group-executable or the writer is outside its group; root keeps both when writing. (The
+# kernel's FUSE code alone keeps set-gid on 02666: chainfs drops it.)
 setid() {
 	mkdir setid && chmod 777 setid
-	for m in 2666 2676 4666 6666 6676 2777 4777; do
-		for how in write trunc otrunc ingroup chown chgrp root; do
+	for m in 2666 2676 4666 6666 6676 2777 4777 6777; do
+		for how in write trunc otrunc ingroup chown chgrp root ownchown ownchgrp; do
 			f=setid/$m.$how
-			: >"$f" && chmod "$m" "$f"
+			: >"$f"
+			case $how in own*) chown 65534:65534 "$f" ;; esac
+			chmod "$m" "$f"
 			case $how in
+			ownchown) $NOBODY chown 65534 "$f" ;;
+			ownchgrp) $NOBODY chgrp 65534 "$f" ;;
 			write) $NOBODY sh -c "echo x >>$f" ;;
 			trunc) $NOBODY truncate -s 5 "$f" ;;
 			otrunc) $NOBODY sh -c "echo y >$f" ;;

@@ -11,7 +11,8 @@ $(CFS_LIB): $(CFS_CORE_OBJS)
 UNIT_TESTS += $(BUILD)/test_tree
 # the tree's suite: one binary, its files along the module's seams (tests/tree/test_tree.h)
 TEST_TREE_OBJS := $(addprefix $(BUILD)/tests/tree/,test_tree.o test_tree_fixture.o \
-	test_tree_entry.o test_tree_rename.o test_tree_data.o test_tree_attr.o test_tree_alloc.o test_tree_undo.o)
+	test_tree_entry.o test_tree_rename.o test_tree_data.o test_tree_holes.o test_tree_attr.o test_tree_alloc.o \
+	test_tree_undo.o)
 $(BUILD)/test_tree: $(TEST_TREE_OBJS) $(BUILD)/tests/check_main.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(TEST_TREE_OBJS): CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)

@@ -6,6 +6,7 @@
 #include "tree_int.h"
 
 #include <errno.h>
+#include <fcntl.h>  /* FALLOC_FL_* */
 #include <limits.h> /* SSIZE_MAX */
 #include <stdlib.h>
 #include <sys/sysmacros.h>
@@ -494,6 +495,59 @@ int cfs_tree_truncate(struct cfs_tree *t, uint32_t id, uint64_t size)
 	tree_stamp(t, id, now_ns());
 	tree_arena_tidy(t);
 	return 0;
+}
+
+/* The modes tmpfs's fallocate takes (shmem_fallocate); the VFS already refuses PUNCH_HOLE
+ * without KEEP_SIZE, the tree again for its own callers. */
+static bool fallocate_mode_ok(int mode)
+{
+	return mode == 0 || mode == FALLOC_FL_KEEP_SIZE ||
+	       mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE);
+}
+
+int cfs_tree_fallocate(struct cfs_tree *t, uint32_t id, int mode, off_t off, off_t len)
+{
+	struct cfs_node *n = nd(t, id);
+	int err = check_file(n);
+	uint64_t end;
+
+	if (!err && !fallocate_mode_ok(mode))
+		err = -EOPNOTSUPP;
+	if (!err && (off < 0 || len <= 0))
+		err = -EINVAL;
+	if (!err && (uint64_t)len > CFS_FILE_MAX - (uint64_t)off)
+		err = -EFBIG;
+	if (err)
+		return err;
+	end = (uint64_t)off + (uint64_t)len;
+	if (mode & FALLOC_FL_PUNCH_HOLE)
+		err = tree_content_punch(t, n, (uint64_t)off, end);
+	else
+		err = tree_content_allocate(t, n, (uint64_t)off, end);
+	if (err)
+		return err;
+	if (!(mode & FALLOC_FL_KEEP_SIZE) && end > n->u.size)
+		n->u.size = end; /* the new pages hold zeros: nothing else to do */
+	tree_stamp(t, id, now_ns());
+	tree_arena_tidy(t);
+	return 0;
+}
+
+off_t cfs_tree_seek(const struct cfs_tree *t, uint32_t id, off_t off, bool data)
+{
+	const struct cfs_node *n = nd(t, id);
+	int err = check_file(n);
+	uint64_t idx, at;
+
+	if (err)
+		return err;
+	if (off < 0 || (uint64_t)off >= n->u.size)
+		return -ENXIO;
+	idx = tree_content_seek(t, n, (uint64_t)off / CFS_PAGE, data);
+	if (data && (idx == UINT64_MAX || idx >= (n->u.size + CFS_PAGE - 1) / CFS_PAGE))
+		return -ENXIO;
+	at = idx * CFS_PAGE > (uint64_t)off ? idx * CFS_PAGE : (uint64_t)off;
+	return (off_t)(at < n->u.size ? at : n->u.size);
 }
 
 void cfs_tree_set_data_limit(struct cfs_tree *t, uint64_t bytes)

@@ -113,6 +113,15 @@ int cfs_tree_mknod(struct cfs_tree *t, uint32_t dir, const char *name, size_t le
 		   dev_t rdev, const struct cfs_new *a, uint32_t *out);
 /* A hard link to the non-directory ID (-EPERM for a directory). */
 int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *name, size_t len);
+/* O_TMPFILE: a file in DIR with no name (nlink 0), held by one reference that is the caller's
+ * (cfs_tree_unref frees it unless it got a name meanwhile); the errnos of cfs_tree_mkfile. */
+int cfs_tree_mkfile_unnamed(struct cfs_tree *t, uint32_t dir, const struct cfs_new *a,
+			    uint32_t *out);
+/* linkat of an O_TMPFILE file (the kernel checked it may, I_LINKABLE): the referenced
+ * regular file ID with no name gets NAME in DIR as its first (-EINVAL for any other node;
+ * otherwise cfs_tree_link's errnos). */
+int cfs_tree_link_unnamed(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *name,
+			  size_t len);
 
 /*
  * File content, sparse as on tmpfs. A pattern file holds SIZE bytes repeating PATTERN (stored
@@ -132,6 +141,24 @@ int cfs_tree_set_pattern(struct cfs_tree *t, uint32_t id, const char *pattern, s
 int cfs_tree_set_content(struct cfs_tree *t, uint32_t id, const char *data, size_t len);
 ssize_t cfs_tree_write(struct cfs_tree *t, uint32_t id, const char *buf, size_t size, off_t off);
 int cfs_tree_truncate(struct cfs_tree *t, uint32_t id, uint64_t size);
+/*
+ * fallocate(2) as tmpfs answers it. MODE 0 and FALLOC_FL_KEEP_SIZE hold pages for
+ * [OFF, OFF + LEN): what the file reads does not change; pages new over holes read zeros and
+ * count in st_blocks, yet stay holes to cfs_tree_seek (and to dump) until written, as tmpfs's
+ * fallocated pages; without KEEP_SIZE the size grows to OFF + LEN. All or nothing: -ENOSPC when
+ * the pages would pass the data limit. FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE frees the
+ * whole pages of the range and zeros the rest of it; a hole inside a spec pattern's part of a
+ * file is held as zero pages instead (the pattern has no holes), so that punch may be -ENOSPC.
+ * Any other mode (ZERO_RANGE, COLLAPSE_RANGE, INSERT_RANGE, UNSHARE_RANGE, PUNCH_HOLE alone)
+ * is -EOPNOTSUPP, as tmpfs; -EINVAL for OFF < 0 or LEN <= 0, -EFBIG past INT64_MAX, -EISDIR,
+ * -EINVAL on a non-file; -ENOMEM: nothing changed.
+ */
+int cfs_tree_fallocate(struct cfs_tree *t, uint32_t id, int mode, off_t off, off_t len);
+/* lseek(2)'s SEEK_DATA (DATA) or SEEK_HOLE from OFF in file ID, by 4 KiB pages as tmpfs: data
+ * is a page written (or a spec pattern's, or a small file's one buffer), a hole everything
+ * else, and the end of the file is a hole. Returns the offset, -ENXIO at or past the size
+ * (or when no data follows OFF, for SEEK_DATA). */
+off_t cfs_tree_seek(const struct cfs_tree *t, uint32_t id, off_t off, bool data);
 /* The most written data the tree may hold, in bytes (default: no limit). Data held beyond a
  * lowered limit stays; only new data is refused. */
 void cfs_tree_set_data_limit(struct cfs_tree *t, uint64_t bytes);

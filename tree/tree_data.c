@@ -243,6 +243,7 @@ void tree_pages_free_from(struct cfs_tree *t, struct cfs_pages *fp, uint64_t fir
 				continue;
 			mem_free(t, r->g->page[k], CFS_PAGE);
 			r->g->page[k] = NULL;
+			r->g->unwritten &= ~(1ULL << k);
 			r->g->used--;
 			fp->npages--;
 			fp->nextra -= idx >= pat_pages;
@@ -280,7 +281,14 @@ void tree_content_release(struct cfs_tree *t, struct cfs_node *n)
 	n->data = 0;
 }
 
-/* The first run of written pages of FP at or after page IDX: [*start, *end) in pages. */
+/* Whether page K of group G holds written bytes (not only fallocate's zeros). */
+static bool grp_written(const struct cfs_group *g, uint64_t k)
+{
+	return g->page[k] && !(g->unwritten >> k & 1);
+}
+
+/* The first run of written pages of FP at or after page IDX: [*start, *end) in pages. Pages
+ * fallocate holds but nothing wrote read as zeros: they are left out, as holes. */
 bool tree_paged_next_run(const struct cfs_pages *fp, uint64_t idx, uint64_t *start, uint64_t *end)
 {
 	bool found = false;
@@ -290,11 +298,11 @@ bool tree_paged_next_run(const struct cfs_pages *fp, uint64_t idx, uint64_t *sta
 			uint64_t at = fp->grp[i].key * CFS_GROUP + k;
 			if (at < idx)
 				continue;
-			if (fp->grp[i].g->page[k] && !found) {
+			if (grp_written(fp->grp[i].g, k) && !found) {
 				found = true;
 				*start = *end = at;
 			}
-			if (found && (at != *end || !fp->grp[i].g->page[k]))
+			if (found && (at != *end || !grp_written(fp->grp[i].g, k)))
 				return true;
 			if (found)
 				*end = at + 1;
@@ -407,6 +415,7 @@ static void buf_trim(struct cfs_tree *t, struct cfs_buf *b, uint64_t size)
 struct cfs_plan {
 	uint64_t first, end;
 	bool page0;
+	bool unwritten; /* fallocate: new pages over holes are marked unwritten */
 	uint64_t npages;
 	uint32_t ngroups;
 	char *pages;
@@ -552,7 +561,11 @@ static void plan_put(struct cfs_tree *t, const struct cfs_node *n, struct cfs_pa
 		fp->grp[i] = (struct cfs_gref){key, g};
 		fp->ngrp++;
 	}
-	fp->grp[i].g->page[idx & (CFS_GROUP - 1)] = p;
+	uint64_t k = idx & (CFS_GROUP - 1);
+	bool hole = n->content == CFS_BUFFER ? idx > 0 : idx >= pages_of(fp->pat_end);
+	fp->grp[i].g->page[k] = p;
+	fp->grp[i].g->unwritten &= ~(1ULL << k);
+	fp->grp[i].g->unwritten |= (uint64_t)(pl->unwritten && hole) << k;
 	fp->grp[i].g->used++;
 	fp->npages++;
 	fp->nextra += idx >= pages_of(fp->pat_end);
@@ -591,10 +604,12 @@ static void paged_copy_in(struct cfs_pages *fp, const char *buf, size_t size, ui
 {
 	while (size) {
 		size_t in = off % CFS_PAGE, c = CFS_PAGE - in < size ? CFS_PAGE - in : size;
-		char *p = page_at(fp, off / CFS_PAGE);
+		uint64_t k = off / CFS_PAGE & (CFS_GROUP - 1);
+		struct cfs_group *g = grp_find(fp, off / CFS_PAGE >> CFS_GROUP_BITS);
 
-		assert(p);
-		memcpy(p + in, buf, c);
+		assert(g && g->page[k]);
+		g->unwritten &= ~(1ULL << k); /* written now: data for SEEK_DATA */
+		memcpy(g->page[k] + in, buf, c);
 		buf += c;
 		off += c;
 		size -= c;
@@ -687,4 +702,200 @@ int tree_content_grow(struct cfs_tree *t, struct cfs_node *n, uint64_t size)
 	}
 	n->u.size = size;
 	return 0;
+}
+
+/* ---- fallocate and SEEK_DATA/SEEK_HOLE: pages held, freed and found, as tmpfs ---- */
+
+/* Hold pages for [OFF, END) of file N, all or nothing (-ENOSPC past the data limit). What
+ * they read does not change; the new ones over holes stay holes to SEEK_DATA until written
+ * (tmpfs's fallocated pages are not uptodate). Sizes are the caller's. */
+int tree_content_allocate(struct cfs_tree *t, struct cfs_node *n, uint64_t off, uint64_t end)
+{
+	struct cfs_plan pl;
+	uint64_t last = pages_of(end);
+	int err = plan_count(t, n, off / CFS_PAGE, last, &pl);
+
+	if (err)
+		return err;
+	if (pl.end < last)
+		return -ENOSPC;
+	pl.unwritten = true;
+	err = plan_alloc(t, n, &pl);
+	if (err)
+		return err;
+	plan_commit(t, n, &pl);
+	return 0;
+}
+
+/* Free the pages [FIRST, LAST) of FP that are there, and their groups once empty. */
+static void pages_drop(struct cfs_tree *t, struct cfs_pages *fp, uint64_t first, uint64_t last)
+{
+	uint64_t pat_pages = pages_of(fp->pat_end);
+	uint32_t i = grp_search(fp, first >> CFS_GROUP_BITS);
+
+	while (i < fp->ngrp && fp->grp[i].key * CFS_GROUP < last) {
+		struct cfs_gref *r = &fp->grp[i];
+		for (uint64_t k = 0; k < CFS_GROUP; k++) {
+			uint64_t idx = r->key * CFS_GROUP + k;
+			if (idx < first || idx >= last || !r->g->page[k])
+				continue;
+			mem_free(t, r->g->page[k], CFS_PAGE);
+			r->g->page[k] = NULL;
+			r->g->unwritten &= ~(1ULL << k);
+			r->g->used--;
+			fp->npages--;
+			fp->nextra -= idx >= pat_pages;
+			t->data_bytes -= CFS_PAGE;
+		}
+		if (r->g->used) {
+			i++;
+			continue;
+		}
+		mem_free(t, r->g, sizeof(*r->g));
+		memmove(r, r + 1, (fp->ngrp - i - 1) * sizeof(*r));
+		fp->ngrp--;
+	}
+}
+
+/* Zeros over [OFF, END) (within one page) where FP holds that page. */
+static void page_zero(struct cfs_pages *fp, uint64_t off, uint64_t end)
+{
+	char *p = page_at(fp, off / CFS_PAGE);
+
+	if (p && off < end)
+		memset(p + off % CFS_PAGE, 0, end - off);
+}
+
+/* Zeros over [OFF, END) in the pages FP holds there. */
+static void pages_zero(struct cfs_pages *fp, uint64_t off, uint64_t end)
+{
+	while (off < end) {
+		uint64_t next = (off / CFS_PAGE + 1) * CFS_PAGE;
+		page_zero(fp, off, next < end ? next : end);
+		off = next;
+	}
+}
+
+/* The base pattern of FP now ends at OFF: the pages past it that were its own are extra. */
+static void pattern_cut(struct cfs_tree *t, struct cfs_pages *fp, uint64_t off)
+{
+	uint64_t pat_pages = pages_of(off);
+
+	fp->pat_end = off;
+	if (!off) {
+		pat_release(t, fp->pat);
+		fp->pat = CFS_NONE;
+	}
+	fp->nextra = 0;
+	for (uint32_t i = 0; i < fp->ngrp; i++)
+		for (uint64_t k = 0; k < CFS_GROUP; k++)
+			fp->nextra +=
+			    fp->grp[i].g->page[k] && fp->grp[i].key * CFS_GROUP + k >= pat_pages;
+}
+
+/* Punch [OFF, END) out of paged file N: whole pages freed, partial ones zeroed; the base
+ * pattern, if the hole starts in it, now ends at OFF (the caller saw that the hole reaches its
+ * end). Cannot fail. */
+static void paged_punch(struct cfs_tree *t, struct cfs_node *n, uint64_t off, uint64_t end)
+{
+	struct cfs_pages *fp = &t->paged[n->data];
+	uint64_t head_end = (off / CFS_PAGE + 1) * CFS_PAGE, tail = end / CFS_PAGE * CFS_PAGE;
+
+	if (fp->pat != CFS_NONE && off < fp->pat_end)
+		pattern_cut(t, fp, off);
+	pages_zero(fp, off, head_end < end ? head_end : end); /* partial pages at both ends */
+	pages_zero(fp, tail > head_end ? tail : head_end, end);
+	if (pages_of(off) < end / CFS_PAGE)
+		pages_drop(t, fp, pages_of(off), end / CFS_PAGE);
+	if (!fp->npages && !fp->pat_end)
+		tree_content_release(t, n);
+}
+
+/* Punch [OFF, END) out of file N (fallocate's PUNCH_HOLE): it reads zeros there, and the whole
+ * pages in it hold nothing. The size stays. A hole inside the base pattern (not reaching its
+ * end) is held as zero pages, as the base has no holes of its own: that needs memory and
+ * room. All or nothing. */
+int tree_content_punch(struct cfs_tree *t, struct cfs_node *n, uint64_t off, uint64_t end)
+{
+	uint64_t pat_end = n->content == CFS_PATTERN ? n->u.size
+			   : n->content == CFS_PAGED ? t->paged[n->data].pat_end
+						     : 0;
+	struct cfs_buf *b;
+	struct cfs_plan pl;
+	int err = 0;
+
+	if (n->content == CFS_BUFFER) {
+		b = &t->bufs[n->data];
+		if (!off && end >= CFS_PAGE)
+			tree_content_release(t, n);
+		else if (off < b->cap)
+			memset(b->p + off, 0, (end < b->cap ? end : b->cap) - off);
+		return 0;
+	}
+	if (off < pat_end && end < pat_end) {
+		err = tree_content_allocate(t, n, off, end);
+		if (!err)
+			pages_zero(&t->paged[n->data], off, end);
+		return err;
+	}
+	if (off < pat_end && n->content == CFS_PATTERN) { /* paged first, to cut its pattern */
+		err = plan_count(t, n, 0, 0, &pl);
+		if (!err)
+			err = plan_alloc(t, n, &pl);
+		if (err)
+			return err;
+		plan_commit(t, n, &pl);
+	}
+	if (n->content == CFS_PAGED)
+		paged_punch(t, n, off, end);
+	return 0;
+}
+
+/* The first page of paged FP at or after IDX that holds written data (UINT64_MAX: none). */
+static uint64_t paged_next_data(const struct cfs_pages *fp, uint64_t idx)
+{
+	if (idx < pages_of(fp->pat_end))
+		return idx;
+	for (uint32_t i = grp_search(fp, idx >> CFS_GROUP_BITS); i < fp->ngrp; i++)
+		for (uint64_t k = 0; k < CFS_GROUP; k++)
+			if (fp->grp[i].key * CFS_GROUP + k >= idx && grp_written(fp->grp[i].g, k))
+				return fp->grp[i].key * CFS_GROUP + k;
+	return UINT64_MAX;
+}
+
+/* The first page of paged FP at or after IDX that holds no written data. */
+static uint64_t paged_next_hole(const struct cfs_pages *fp, uint64_t idx)
+{
+	const struct cfs_group *g;
+
+	if (idx < pages_of(fp->pat_end))
+		idx = pages_of(fp->pat_end);
+	while ((g = grp_find(fp, idx >> CFS_GROUP_BITS)) && grp_written(g, idx & (CFS_GROUP - 1)))
+		idx++;
+	return idx;
+}
+
+/* The first page of file N at or after IDX that holds data (DATA; UINT64_MAX: none), or none
+ * (a hole: there is always one past the data). */
+uint64_t tree_content_seek(const struct cfs_tree *t, const struct cfs_node *n, uint64_t idx,
+			   bool data)
+{
+	uint64_t past; /* the first page past a buffer's or a pattern's data */
+
+	switch (n->content) {
+	case CFS_PAGED:
+		return data ? paged_next_data(&t->paged[n->data], idx)
+			    : paged_next_hole(&t->paged[n->data], idx);
+	case CFS_BUFFER:
+		past = 1;
+		break;
+	case CFS_PATTERN:
+		past = pages_of(n->u.size);
+		break;
+	default:
+		past = 0;
+	}
+	if (data)
+		return idx < past ? idx : UINT64_MAX;
+	return idx < past ? past : idx;
 }

@@ -155,9 +155,11 @@ struct cfs_buf {
 
 /* CFS_GROUP consecutive pages of a paged file, NULL where not written. */
 struct cfs_group {
-	uint32_t used; /* pages present */
+	uint32_t used;	    /* pages present */
+	uint64_t unwritten; /* bit k: page k was allocated by fallocate and never written since */
 	char *page[CFS_GROUP];
 };
+_Static_assert(CFS_GROUP <= 64, "a group's unwritten pages are one 64-bit mask");
 
 struct cfs_gref {
 	uint64_t key; /* page index >> CFS_GROUP_BITS */
@@ -450,6 +452,10 @@ int tree_content_grow(struct cfs_tree *t, struct cfs_node *n, uint64_t size);
 int tree_pat_acquire(struct cfs_tree *t, const char *pattern, size_t plen, uint32_t *off);
 void tree_pages_free_from(struct cfs_tree *t, struct cfs_pages *fp, uint64_t first);
 bool tree_paged_next_run(const struct cfs_pages *fp, uint64_t idx, uint64_t *start, uint64_t *end);
+int tree_content_allocate(struct cfs_tree *t, struct cfs_node *n, uint64_t off, uint64_t end);
+int tree_content_punch(struct cfs_tree *t, struct cfs_node *n, uint64_t off, uint64_t end);
+uint64_t tree_content_seek(const struct cfs_tree *t, const struct cfs_node *n, uint64_t idx,
+			   bool data);
 
 /* ---- tree_entry.c: the steps tree.c and tree_rename.c share: names, entries, orphans,
  * changes ---- */

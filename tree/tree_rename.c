@@ -1,12 +1,12 @@
 /*
- * Namespace changes: link, unlink, rmdir, rename (move, replace, exchange), on the entry and
- * orphan steps they share with creation (tree_entry.c). Each reserves what it needs, then
- * changes the tree with steps that cannot fail. The layout is in tree_int.h.
+ * Namespace changes: link, unlink, rmdir, rename (move, replace, exchange), O_TMPFILE's unnamed
+ * files, on the entry and orphan steps they share with creation (tree_entry.c). Each reserves what
+ * it needs, then changes the tree with steps that cannot fail. The layout is in tree_int.h.
  */
 #include "tree_int.h"
 
 #include <errno.h>
-#include <stdio.h> /* RENAME_NOREPLACE, RENAME_EXCHANGE (_GNU_SOURCE) */
+#include <stdio.h> /* RENAME_NOREPLACE, RENAME_EXCHANGE (_GNU_SOURCE), snprintf */
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0) /* <linux/fs.h> */
@@ -45,6 +45,63 @@ int cfs_tree_link(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *nam
 	tree_touch(t, id, now);
 	tree_stamp(t, dir, now);
 	tree_note_new(t, dir, keep, len);
+	return 0;
+}
+
+int cfs_tree_mkfile_unnamed(struct cfs_tree *t, uint32_t dir, const struct cfs_new *a,
+			    uint32_t *out)
+{
+	char name[32];
+	int err = -EEXIST;
+	struct cfs_node *d = nd(t, dir);
+	int64_t mtime = is_dir(d) ? d->mtime : 0, ctime = is_dir(d) ? d->ctime : 0;
+
+	/* made under a name no other entry has, then unlinked while held: an orphan */
+	for (unsigned i = 0; err == -EEXIST && i < 1000; i++) {
+		int len = snprintf(name, sizeof(name), ".cfs-tmpfile.%u", i);
+		err = cfs_tree_mkfile(t, dir, name, (size_t)len, a, out);
+		if (!err) {
+			cfs_tree_ref(t, *out, 1);
+			err = cfs_tree_unlink(t, dir, name, (size_t)len);
+			assert(!err);
+		}
+	}
+	if (!err) { /* as tmpfs: the directory did not change (its listing is as it was) */
+		d = nd(t, dir);
+		d->mtime = mtime;
+		d->ctime = ctime;
+	}
+	return err;
+}
+
+int cfs_tree_link_unnamed(struct cfs_tree *t, uint32_t id, uint32_t dir, const char *name,
+			  size_t len)
+{
+	struct cfs_node *n = nd(t, id);
+	const char *keep = name;
+	uint32_t was = n->e.dir;
+	bool fresh;
+	int err = tree_check_new_entry(t, dir, name, len);
+
+	if (err)
+		return err;
+	if (!S_ISREG(n->mode) || n->nlink || !n->refs)
+		return -EINVAL;
+	err = tree_meta_reserve(t, len);
+	if (!err)
+		err = tree_entry_reserve(t, dir, len, &keep, 1, 0, &fresh);
+	if (err)
+		return err;
+	/* the orphan's last name goes, and the pin it kept on that directory */
+	int64_t now = now_ns();
+	arena_drop(t, n->name_len);
+	tree_ent_attach(t, id, dir, arena_put(t, keep, len), len);
+	n->nlink = 1;
+	nd(t, was)->u.dir->pins--;
+	tree_node_release(t, was);
+	tree_touch(t, id, now);
+	tree_stamp(t, dir, now);
+	tree_arena_tidy(t);
 	return 0;
 }
 

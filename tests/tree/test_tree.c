@@ -126,6 +126,7 @@ static Suite *tree_suite(void)
 	tree_tcase_readdir(tcase(s, "readdir"));
 	tree_tcase_rename(tcase(s, "rename"));
 	tree_tcase_content(tcase(s, "content"));
+	tree_tcase_holes(tcase(s, "holes"));
 	tree_tcase_attributes(tcase(s, "attributes"));
 	tree_tcase_resolver(tcase(s, "resolver"));
 	tree_tcase_stats(tcase(s, "stats"));

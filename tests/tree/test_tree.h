@@ -71,6 +71,7 @@ void tree_tcase_orphans(TCase *tc);	  /* test_tree_entry.c */
 void tree_tcase_readdir(TCase *tc);	  /* test_tree_entry.c */
 void tree_tcase_rename(TCase *tc);	  /* test_tree_rename.c */
 void tree_tcase_content(TCase *tc);	  /* test_tree_data.c */
+void tree_tcase_holes(TCase *tc);	  /* test_tree_holes.c */
 void tree_tcase_attributes(TCase *tc);	  /* test_tree_attr.c */
 void tree_tcase_resolver(TCase *tc);	  /* test_tree_attr.c */
 void tree_tcase_stats(TCase *tc);	  /* test_tree_attr.c */

@@ -4,6 +4,8 @@
  */
 #include "test_tree.h"
 
+#include <fcntl.h> /* FALLOC_FL_* */
+
 enum {
 	PAD_MAX = 64,	    /* fixture paddings: crosses every table's first growth */
 	CHUNK_NODES = 4096, /* tree.c's node chunk: a fixture ends just before a new one */
@@ -213,6 +215,31 @@ static int op_set_pattern(struct cfs_tree *t, const struct ffix *x)
 	return cfs_tree_set_pattern(t, x->buf, pattern, sizeof(pattern), 1 << 20);
 }
 
+static int op_fallocate_paged(struct cfs_tree *t, const struct ffix *x)
+{
+	return cfs_tree_fallocate(t, x->paged, 0, 2 * 4096, 5 * 4096);
+}
+
+static int op_fallocate_empty(struct cfs_tree *t, const struct ffix *x)
+{
+	return cfs_tree_fallocate(t, x->empty, FALLOC_FL_KEEP_SIZE, 0, 3 * 4096);
+}
+
+static int op_fallocate_buffer(struct cfs_tree *t, const struct ffix *x)
+{
+	return cfs_tree_fallocate(t, x->buf, 0, 0, 9000);
+}
+
+static int op_punch_inside_pattern(struct cfs_tree *t, const struct ffix *x)
+{
+	return cfs_tree_fallocate(t, x->pat, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 10, 20);
+}
+
+static int op_punch_pattern_end(struct cfs_tree *t, const struct ffix *x)
+{
+	return cfs_tree_fallocate(t, x->pat, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 500, 4096);
+}
+
 static const struct {
 	const char *name;
 	fail_op_fn run;
@@ -241,6 +268,11 @@ static const struct {
     {"set_content of pages", op_set_content_pages, true},
     {"set_content", op_set_content, true},
     {"set_pattern", op_set_pattern, true},
+    {"fallocate pages into a paged file", op_fallocate_paged, true},
+    {"fallocate an empty file", op_fallocate_empty, true},
+    {"fallocate past a buffer", op_fallocate_buffer, true},
+    {"punch a hole inside a pattern", op_punch_inside_pattern, true},
+    {"punch a pattern to its end", op_punch_pattern_end, true},
 };
 
 /* Fail allocation K of the operation on a fresh fixture: -ENOMEM, the same dump, the same

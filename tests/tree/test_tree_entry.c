@@ -601,8 +601,73 @@ void tree_tcase_create(TCase *tc)
 	tcase_add_test(tc, test_create_in_removed_dir_is_enoent);
 }
 
+/* O_TMPFILE: a file with no name, held by the caller's reference; linkat names it once. */
+START_TEST(test_unnamed_file_is_listed_nowhere_and_freed_at_unref)
+{
+	uint32_t d = mkd(T, CFS_ROOT, "d"), f;
+	uint64_t nodes = stats_of(T).nodes;
+
+	struct timespec old = {1000, 0};
+
+	ck_assert_int_eq(cfs_tree_set_times(T, d, &old, &old, &old), 0);
+	ck_assert_int_eq(cfs_tree_mkfile_unnamed(T, d, &AF, &f), 0);
+	ck_assert_int_eq(st_of(T, d).st_mtime, 1000); /* the directory is as it was */
+	ck_assert_int_eq(st_of(T, d).st_ctime, 1000);
+	ck_assert_int_eq(st_of(T, f).st_nlink, 0);
+	ck_assert_int_eq(cfs_tree_refs(T, f), 1);
+	ck_assert_str_eq(listing(T, d), "");
+	ck_assert_int_eq(cfs_tree_write(T, f, "tmp", 3, 0), 3);
+	ck_assert_uint_eq(stats_of(T).nodes, nodes + 1);
+	cfs_tree_unref(T, f, 1);
+	ck_assert_uint_eq(stats_of(T).nodes, nodes);
+	ck_assert_int_eq(stats_of(T).data_bytes, 0);
+}
+END_TEST
+
+START_TEST(test_unnamed_file_linked_gets_its_first_name_anywhere)
+{
+	uint32_t d = mkd(T, CFS_ROOT, "d"), e = mkd(T, CFS_ROOT, "e"), f;
+
+	ck_assert_int_eq(cfs_tree_mkfile_unnamed(T, d, &AF, &f), 0);
+	ck_assert_int_eq(cfs_tree_write(T, f, "tmp", 3, 0), 3);
+	ck_assert_int_eq(cfs_tree_link_unnamed(T, f, e, "x", 1), 0);
+	ck_assert_int_eq(st_of(T, f).st_nlink, 1);
+	ck_assert_uint_eq(at(T, e, "x"), f);
+	ck_assert_str_eq(name_of(T, f), "x");
+	ck_assert_uint_eq(cfs_tree_parent(T, f), e);
+	ck_assert_int_eq(cfs_tree_link_unnamed(T, f, e, "y", 1), -EINVAL); /* named now */
+	ck_assert_int_eq(lk(T, f, d, "y"), 0);
+	cfs_tree_unref(T, f, 1);
+	assert_content(T, at(T, d, "y"), "tmp", 3);
+	ck_assert_int_eq(rmd(T, CFS_ROOT, "d"), -ENOTEMPTY);
+	ck_assert_int_eq(rm(T, d, "y"), 0);
+	ck_assert_int_eq(rmd(T, CFS_ROOT, "d"), 0); /* the orphan's pin on d went */
+}
+END_TEST
+
+START_TEST(test_unnamed_file_link_checks_the_name_first)
+{
+	uint32_t d = mkd(T, CFS_ROOT, "d"), f, g = mkf(T, d, "taken");
+
+	ck_assert_int_eq(cfs_tree_mkfile_unnamed(T, d, &AF, &f), 0);
+	ck_assert_int_eq(cfs_tree_link_unnamed(T, f, d, "taken", 5), -EEXIST);
+	ck_assert_int_eq(cfs_tree_link_unnamed(T, f, g, "x", 1), -ENOTDIR);
+	ck_assert_int_eq(cfs_tree_link_unnamed(T, g, d, "x", 1), -EINVAL); /* has a name */
+	ck_assert_int_eq(st_of(T, f).st_nlink, 0);
+	ck_assert_int_eq(rmd(T, CFS_ROOT, "d"), -ENOTEMPTY);
+	ck_assert_int_eq(rm(T, d, "taken"), 0);
+	ck_assert_int_eq(rmd(T, CFS_ROOT, "d"), 0); /* a removed dir keeps its unnamed file */
+	ck_assert_int_eq(cfs_tree_mkfile_unnamed(T, d, &AF, &g), -ENOENT);
+	ck_assert_int_eq(cfs_tree_write(T, f, "x", 1, 0), 1);
+	cfs_tree_unref(T, f, 1);
+}
+END_TEST
+
 void tree_tcase_orphans(TCase *tc)
 {
+	tcase_add_test(tc, test_unnamed_file_is_listed_nowhere_and_freed_at_unref);
+	tcase_add_test(tc, test_unnamed_file_linked_gets_its_first_name_anywhere);
+	tcase_add_test(tc, test_unnamed_file_link_checks_the_name_first);
 	tcase_add_test(tc, test_unlinked_referenced_file_stays_readable_until_unref);
 	tcase_add_test(tc, test_removed_referenced_dir_is_empty_and_dead_until_unref);
 	tcase_add_test(tc, test_orphan_keeps_its_last_dir_alive);
