@@ -50,13 +50,25 @@ enum cfs_op cfs_op_of_opcode(uint32_t opcode)
 /* The opcodes of include/uapi/linux/fuse.h that CFS_OPS has no row for; written by number,
  * as the system's header may be older than the kernel that sends them (statx is 52). */
 static const char *const cfs_unserved_names[] = {
-    [21] = "setxattr",	   [24] = "removexattr",   [31] = "getlk",
-    [32] = "setlk",	   [33] = "setlkw",	   [36] = "interrupt",
-    [37] = "bmap",	   [38] = "destroy",	   [39] = "ioctl",
-    [40] = "poll",	   [41] = "notify_reply",  [43] = "fallocate",
-    [45] = "rename2",	   [46] = "lseek",	   [47] = "copy_file_range",
-    [48] = "setupmapping", [49] = "removemapping", [50] = "syncfs",
-    [51] = "tmpfile",	   [52] = "statx",	   [53] = "copy_file_range_64",
+    [31] = "getlk",
+    [32] = "setlk",
+    [33] = "setlkw",
+    [36] = "interrupt",
+    [37] = "bmap",
+    [38] = "destroy",
+    [39] = "ioctl",
+    [40] = "poll",
+    [41] = "notify_reply",
+    [43] = "fallocate",
+    [45] = "rename2",
+    [46] = "lseek",
+    [47] = "copy_file_range",
+    [48] = "setupmapping",
+    [49] = "removemapping",
+    [50] = "syncfs",
+    [51] = "tmpfile",
+    [52] = "statx",
+    [53] = "copy_file_range_64",
 };
 
 const char *cfs_opcode_name(uint32_t opcode)
