@@ -91,6 +91,11 @@ dump_back() {
 	check "materialize the dump" "$CHAINFS" --materialize --keep-ids "$T/dump.spec" "$T/copy"
 	$PY "$STEPS" "$T/copy" show >"$T/show.copy"
 	same_output "materialize writes every xattr" "$T/show.orig" "$T/show.copy"
+	# and --spec-from reads them back from the copy
+	check "spec-from the copy" "$CHAINFS" --spec-from "$T/copy" >"$T/from.spec"
+	grep '^xattr ' "$T/dump.spec" | LC_ALL=C sort >"$T/xattrs.dump"
+	grep '^xattr ' "$T/from.spec" | LC_ALL=C sort >"$T/xattrs.from"
+	same_output "spec-from writes the same xattr lines" "$T/xattrs.dump" "$T/xattrs.from"
 }
 
 R=$T/ref
