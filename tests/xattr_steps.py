@@ -12,6 +12,7 @@ import hashlib
 import os
 import socket
 import stat
+import struct
 import sys
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -141,6 +142,17 @@ def root_phase():
     setx("sd", "user.s", "s")
     for p in ("f", "d", "o/nf"):
         listx(p)
+    # a file capability goes when the file is chowned or written (the kernel removes it)
+    open("cap", "w").close()
+    capv = struct.pack("<5I", 0x02000001, 1 << 10, 0, 0, 0)  # VFS_CAP_REVISION_2, effective
+    setx("cap", "security.capability", capv)
+    listx("cap")
+    os.chown("cap", 1, 1)
+    listx("cap")
+    setx("cap", "security.capability", capv)
+    with open("cap", "a") as f:
+        f.write("x")
+    listx("cap")
     # kept for the dump: a value longer than a dump line's piece, bytes of every value
     setx("d", "user.long", bytes(range(256)) * 40)
     setx("l", "trusted.link", "own", follow=links)
