@@ -52,9 +52,9 @@ static int xs_reserve(struct cfs_tree *t)
 		return -ENOMEM;
 	memset(xs, 0, (size_t)cap * sizeof(*xs));
 	for (uint32_t i = 0; i < t->xs_cap; i++) {
-		uint32_t j = old[i].id ? xs_hash(old[i].id, cap) : 0;
 		if (!old[i].id)
 			continue;
+		uint32_t j = xs_hash(old[i].id, cap);
 		while (xs[j].id)
 			j = (j + 1) & (cap - 1);
 		xs[j] = old[i];
