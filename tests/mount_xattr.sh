@@ -54,6 +54,10 @@ acls() {
 	stat -c "%n %A" af
 	run setfacl -d -m u:65534:r af # a default ACL on a file
 	run $NOBODY setfacl -m u:65534:rwx af
+	# the owner outside the file's group sets an ACL: set-gid goes (posix_acl_update_mode)
+	: >sg && chown 65534:0 sg && chmod 2770 sg
+	run $NOBODY setfacl -m u:1:r sg
+	stat -c "%n %A" sg
 	run setfacl -m u:1:rwx,u:2:r ad/f
 	run cp -a ad ad.copy # a copy keeps its ACLs
 	run getfacl -n ad.copy/f ad.copy
