@@ -5,7 +5,7 @@
  * the changes whose arguments the line holds (mkdir, create, symlink, unlink, rmdir, rename).
  * The rest is counted as skipped: setattr, write and link (the line lacks what changed),
  * mknod (device numbers), flush, release, releasedir and fsync (they follow a close, not a
- * syscall of their own), xattrs (answered ENOSYS on purpose), init, and opcodes libfuse
+ * syscall of their own), xattrs (the line lacks the attribute's name), init, and opcodes libfuse
  * answered itself (their result is null). Every path is walked with MNT as its root
  * (replay_at.c); a line whose path is not one a recorder writes (a "..") is refused and
  * counted. A line that is not a recorded request (replay_line.c) stops the replay with its

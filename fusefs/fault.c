@@ -479,8 +479,9 @@ static const char *cfs_fault_word(struct cfs_fault *r, const char *key, const ch
 
 /* ENOSYS is "not implemented" to the kernel, and for these ops it remembers that for the life
  * of the mount (fs/fuse: no_open, no_opendir, no_flush, no_fsync, no_fsyncdir, no_create,
- * no_rename2, no_link, no_fallocate, no_lseek): one hit would stop it sending the op, so later
- * rules on it would be accepted and never fire. What the kernel does then, op by op: */
+ * no_rename2, no_link, no_fallocate, no_lseek, no_getxattr, no_listxattr, no_setxattr,
+ * no_removexattr): one hit would stop it sending the op, so later rules on it would be
+ * accepted and never fire. What the kernel does then, op by op: */
 #define CFS_ENOSYS_KEPT(then)                                                                      \
 	"errno=ENOSYS would stop the kernel sending it on this mount for good (" then              \
 	"), and no later rule on it could fire: give another errno (EIO, EPERM, ...)"
@@ -498,6 +499,10 @@ static const struct {
     {CFS_OP_link, CFS_ENOSYS_KEPT("link(2) would fail with EPERM unasked")},
     {CFS_OP_fallocate, CFS_ENOSYS_KEPT("fallocate(2) would fail with EOPNOTSUPP unasked")},
     {CFS_OP_lseek, CFS_ENOSYS_KEPT("SEEK_DATA and SEEK_HOLE would see one run of data, unasked")},
+    {CFS_OP_getxattr, CFS_ENOSYS_KEPT("getxattr(2) would fail with EOPNOTSUPP unasked")},
+    {CFS_OP_listxattr, CFS_ENOSYS_KEPT("listxattr(2) would fail with EOPNOTSUPP unasked")},
+    {CFS_OP_setxattr, CFS_ENOSYS_KEPT("setxattr(2) would fail with EOPNOTSUPP unasked")},
+    {CFS_OP_removexattr, CFS_ENOSYS_KEPT("removexattr(2) would fail with EOPNOTSUPP unasked")},
 };
 
 /* Why an ENOSYS rule on OP (CFS_OP_MAX: any) is refused, or NULL. */
@@ -505,8 +510,8 @@ static const char *cfs_enosys_refused(int op)
 {
 	if (op == CFS_OP_MAX)
 		return "errno=ENOSYS with op=any would reach open, opendir, flush, fsync, "
-		       "fsyncdir, create, rename, link, fallocate and lseek, which the kernel "
-		       "would then stop sending for good: name the op";
+		       "fsyncdir, create, rename, link, fallocate, lseek and the xattr ops, which the "
+		       "kernel would then stop sending for good: name the op";
 	for (size_t i = 0; i < G_N_ELEMENTS(cfs_enosys_kept); i++)
 		if (cfs_enosys_kept[i].op == (enum cfs_op)op)
 			return cfs_enosys_kept[i].why;

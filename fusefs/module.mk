@@ -1,7 +1,7 @@
 # fusefs/: the chainfs daemon (libfuse3 low-level, GLib, json-glib), on the tree and spec
 # libraries (tree/, spec/); ctlpath, errname and follow are shared with the clients (cli/).
-CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o gate.o ops.o ops_write.o ops_table.o \
-	coherence.o follow.o optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o \
+CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o gate.o ops.o ops_write.o ops_xattr.o \
+	ops_table.o coherence.o follow.o optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o \
 	ctlpath.o change.o latency.o record.o record_log.o transport.o mountflags.o errname.o json.o)
 # the daemon, its libraries and its clients log as "chainfs"
 $(BUILD)/fusefs/%.o $(BUILD)/tree/%.o $(BUILD)/spec/%.o $(BUILD)/cli/%.o: CFLAGS += $(CFLAGS_FUSE) \
@@ -74,6 +74,7 @@ SHELL_TESTS += tests/mount_loops.sh
 SHELL_TESTS += tests/mount_meta.sh
 SHELL_TESTS += tests/mount_types.sh
 SHELL_TESTS += tests/mount_tmpfs_ops.sh
+SHELL_TESTS += tests/mount_xattr.sh
 SHELL_TESTS += tests/mount_fsops.sh
 SHELL_TESTS += tests/mount_lines.sh
 SHELL_TESTS += tests/mount_diff.sh

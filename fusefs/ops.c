@@ -247,6 +247,11 @@ void cfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_CACHE_SYMLINKS;
 		d->cache_symlinks = true;
 	}
+	/* POSIX ACLs as on tmpfs: the kernel enforces them (it asks for them as
+	 * system.posix_acl_* xattrs) and leaves a new node's ACLs to us, from its directory's
+	 * default ACL, and so the umask too (DONT_MASK: it comes apart, ops_write.c) */
+	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK))
+		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 	/* Let the kernel clear setuid/setgid on write and chown, as it does for tmpfs. */
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;
 }
@@ -534,17 +539,6 @@ void cfs_ll_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	if (!cred)
 		cred = &c.cred;
 	cfs_reply_err(req, mask == F_OK ? 0 : cfs_tree_may(d->tree, cfs_node(d, ino), cred, mask));
-}
-
-/* No extended attributes: ENOSYS makes the kernel stop asking (users see EOPNOTSUPP). */
-void cfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
-{
-	cfs_reply_err(req, -ENOSYS);
-}
-
-void cfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
-{
-	cfs_reply_err(req, -ENOSYS);
 }
 
 /* SEEK_DATA and SEEK_HOLE (the kernel answers the other whences itself): the pages the tree

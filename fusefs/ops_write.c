@@ -55,6 +55,21 @@ static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t paren
 		cfs_drop_entry(d, &e);
 }
 
+/* New node CHILD (NAME in DIR) takes DIR's default ACL, or the caller's umask where DIR has
+ * none: the kernel leaves both to us (FUSE_POSIX_ACL with DONT_MASK, ops.c's init). If that
+ * fails (the metadata limit) the node goes again. */
+static int cfs_new_acl(fuse_req_t req, struct cfs_daemon *d, uint32_t dir, const char *name,
+		       uint32_t child)
+{
+	int err = cfs_tree_acl_create(d->tree, dir, child, fuse_req_ctx(req)->umask);
+
+	if (err && cfs_tree_kind(d->tree, child) == RS_DIR)
+		cfs_tree_rmdir(d->tree, dir, name, strlen(name));
+	else if (err)
+		cfs_tree_unlink(d->tree, dir, name, strlen(name));
+	return err;
+}
+
 /* mknod, create and mkdir: a new file or directory NAME under PARENT, then its entry. */
 static void cfs_new_node(fuse_req_t req, enum cfs_op op, fuse_ino_t parent, const char *name,
 			 mode_t mode, struct fuse_file_info *fi)
@@ -67,6 +82,8 @@ static void cfs_new_node(fuse_req_t req, enum cfs_op op, fuse_ino_t parent, cons
 
 	err = (is_dir ? cfs_tree_mkdir : cfs_tree_mkfile)(d->tree, dir, name, strlen(name), &a,
 							  &child);
+	if (!err)
+		err = cfs_new_acl(req, d, dir, name, child);
 	if (err) {
 		cfs_reply_err(req, err);
 		return;
@@ -90,6 +107,8 @@ void cfs_ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 	/* fifos, sockets (bind) and devices: the tree stores them, the kernel does their I/O */
 	a = cfs_new_attrs(req, d, dir, mode, false);
 	err = cfs_tree_mknod(d->tree, dir, name, strlen(name), mode & S_IFMT, rdev, &a, &child);
+	if (!err)
+		err = cfs_new_acl(req, d, dir, name, child);
 	if (err) {
 		cfs_reply_err(req, err);
 		return;

@@ -50,8 +50,6 @@ enum cfs_op cfs_op_of_opcode(uint32_t opcode)
 /* The opcodes of include/uapi/linux/fuse.h that CFS_OPS has no row for; written by number,
  * as the system's header may be older than the kernel that sends them (statx is 52). */
 static const char *const cfs_unserved_names[] = {
-    [21] = "setxattr",
-    [24] = "removexattr",
     [31] = "getlk",
     [32] = "setlk",
     [33] = "setlkw",

@@ -75,9 +75,12 @@
 	X(access, FUSE_ACCESS, CFS_NOFAULT_ACCESS, -1, false, (fuse_req_t r, fuse_ino_t i, int m), (r, i, m)) \
 	X(create, FUSE_CREATE, NULL, (long)sizeof(struct fuse_create_in), false, \
 	  (fuse_req_t r, fuse_ino_t p, const char *n, mode_t m, CFS_OP_FI f), (r, p, n, m, f)) \
-	X(getxattr, FUSE_GETXATTR, CFS_NOFAULT_XATTR, -1, false, (fuse_req_t r, fuse_ino_t i, const char *n, size_t s), \
+	X(getxattr, FUSE_GETXATTR, NULL, -1, false, (fuse_req_t r, fuse_ino_t i, const char *n, size_t s), \
 	  (r, i, n, s)) \
-	X(listxattr, FUSE_LISTXATTR, CFS_NOFAULT_XATTR, -1, false, (fuse_req_t r, fuse_ino_t i, size_t s), (r, i, s)) \
+	X(listxattr, FUSE_LISTXATTR, NULL, -1, false, (fuse_req_t r, fuse_ino_t i, size_t s), (r, i, s)) \
+	X(setxattr, FUSE_SETXATTR, NULL, -1, false, \
+	  (fuse_req_t r, fuse_ino_t i, const char *n, const char *v, size_t s, int f), (r, i, n, v, s, f)) \
+	X(removexattr, FUSE_REMOVEXATTR, NULL, -1, false, (fuse_req_t r, fuse_ino_t i, const char *n), (r, i, n)) \
 	X(fallocate, FUSE_FALLOCATE, NULL, -1, false, \
 	  (fuse_req_t r, fuse_ino_t i, int m, off_t o, off_t l, CFS_OP_FI f), (r, i, m, o, l, f)) \
 	X(lseek, FUSE_LSEEK, NULL, -1, false, (fuse_req_t r, fuse_ino_t i, off_t o, int w, CFS_OP_FI f), \
@@ -90,8 +93,6 @@
 #define CFS_NOFAULT_ACCESS                                                                         \
 	"the kernel checks permissions itself (default_permissions is always on) and never sends " \
 	"it"
-#define CFS_NOFAULT_XATTR                                                                          \
-	"chainfs keeps no extended attributes: after its first ENOSYS the kernel stops asking"
 
 /* The largest errno a reply may carry: the kernel takes an error only from -511 to 0
  * (fs/fuse/dev.c, dev_uring.c). Over /dev/fuse it refuses anything else before it looks the
@@ -104,7 +105,7 @@ enum cfs_op { CFS_OPS(CFS_OP_ENUM) CFS_OP_MAX };
 
 /* The op of a kernel opcode; CFS_OP_MAX for one chainfs does not count by name. */
 enum cfs_op cfs_op_of_opcode(uint32_t opcode);
-/* The kernel's name for an opcode chainfs serves no handler for (statx, setxattr, getlk,
+/* The kernel's name for an opcode chainfs serves no handler for (statx, getlk,
  * ...), in the lower case of cfs_op_names, as far as Linux 6.18 defines them (53); NULL for
  * any other. The recording names such requests by it. */
 const char *cfs_opcode_name(uint32_t opcode);

@@ -40,6 +40,7 @@ enum {
 	X(fifo, special, 1, 1, SPEC_A_NODE, "fifo PATH [attrs]")                            \
 	X(socket, special, 1, 1, SPEC_A_NODE, "socket PATH [attrs]")                        \
 	X(dev, special, 4, 4, SPEC_A_NODE, "dev PATH c|b MAJOR MINOR [attrs]")              \
+	X(xattr, xattr, 3, 3, SPEC_A_AT, "xattr PATH NAME VALUE [at=OFFSET]")                \
 	X(chain, chain, 3, 3, 0, "chain PATH LEN TARGET")                                   \
 	X(nest, nest, 3, 3, 0, "nest PATH DEPTH TARGET")                                    \
 	X(loop, loop, 2, 2, 0, "loop PATH K")                                               \

@@ -297,9 +297,38 @@ static void spec_seen_free(gpointer p)
 	g_free(seen);
 }
 
-/* The line that makes node ID at PATH. */
-static int spec_dump_line(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
-			  uint32_t id, enum rs_kind kind, const struct stat *st)
+/* The xattr lines of node ID at PATH, a value of more than SPEC_DUMP_CHUNK bytes in pieces
+ * (at=), so that no line outgrows the limit. */
+static int spec_dump_xattrs(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
+			    uint32_t id)
+{
+	const char *name, *value;
+	size_t len;
+	int err = 0;
+
+	for (uint32_t i = 0; !err && !cfs_tree_xattr_at(t, id, i, &name, &value, &len); i++) {
+		size_t off = 0;
+		do {
+			size_t n = len - off < SPEC_DUMP_CHUNK ? len - off : SPEC_DUMP_CHUNK;
+			g_string_assign(s, "xattr ");
+			spec_quote(s, path->len ? path->str : "/", path->len ? path->len : 1);
+			g_string_append_c(s, ' ');
+			spec_quote(s, name, strlen(name));
+			g_string_append_c(s, ' ');
+			spec_quote(s, value + off, n);
+			if (off)
+				g_string_append_printf(s, " at=%zu", off);
+			g_string_append_c(s, '\n');
+			err = spec_put_line(out, s);
+			off += n;
+		} while (!err && off < len);
+	}
+	return err;
+}
+
+/* The line that makes node ID at PATH, and its extended attributes. */
+static int spec_dump_kind_line(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
+			       uint32_t id, enum rs_kind kind, const struct stat *st)
 {
 	const char *target;
 	size_t tlen;
@@ -329,6 +358,14 @@ static int spec_dump_line(const struct cfs_tree *t, FILE *out, GString *s, const
 	spec_put_attrs(s, st);
 	g_string_append_c(s, '\n');
 	return spec_put_line(out, s);
+}
+
+static int spec_dump_line(const struct cfs_tree *t, FILE *out, GString *s, const GString *path,
+			  uint32_t id, enum rs_kind kind, const struct stat *st)
+{
+	int err = spec_dump_kind_line(t, out, s, path, id, kind, st);
+
+	return err ? err : spec_dump_xattrs(t, out, s, path, id);
 }
 
 /* ID's path from the root by its first name (the one cfs_tree_parent and cfs_tree_name

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 struct sf_id {
@@ -176,6 +177,45 @@ static void sf_remember(struct spec_from *sf, uint32_t node, const struct stat *
 	g_hash_table_replace(sf->linked, &l->id, l); /* the key lives in the value */
 }
 
+/* The extended attributes of FD (open for real, or O_PATH: then through /proc/self/fd/N,
+ * which reaches a link itself) into node ID. One the tree refuses (a namespace tmpfs does
+ * not keep) is reported, and the walk goes on. */
+static void sf_xattrs(struct spec_from *sf, int fd, bool opath, uint32_t id)
+{
+	char at[32], *names = g_malloc(XATTR_LIST_MAX), *value = g_malloc(XATTR_SIZE_MAX);
+	ssize_t n, len;
+
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+	n = opath ? listxattr(at, names, XATTR_LIST_MAX) : flistxattr(fd, names, XATTR_LIST_MAX);
+	if (n < 0 && errno != EOPNOTSUPP)
+		sf_report(sf, "list extended attributes", -errno);
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(names + i) + 1) {
+		const char *name = names + i;
+		len = opath ? getxattr(at, name, value, XATTR_SIZE_MAX)
+			    : fgetxattr(fd, name, value, XATTR_SIZE_MAX);
+		int err =
+		    len < 0 ? -errno : cfs_tree_setxattr(sf->t, id, name, value, (size_t)len, 0);
+		if (err)
+			sf_report(sf, name, err);
+	}
+	g_free(names);
+	g_free(value);
+}
+
+/* ID's extended attributes from NAME in the directory we are in, if it is still the node
+ * ST says (an O_PATH descriptor checked against it). */
+static void sf_xattrs_at(struct spec_from *sf, const char *name, uint32_t id, const struct stat *st)
+{
+	int fd = openat(sf->cur, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd >= 0 && sf_fd_is(fd, (struct sf_id){st->st_dev, st->st_ino}))
+		sf_xattrs(sf, fd, true, id);
+	else
+		sf_report(sf, "read extended attributes", fd < 0 ? -errno : -ESTALE);
+	if (fd >= 0)
+		close(fd);
+}
+
 /* A node other than a directory is in: its times last, and its inode kept when other names
  * may share it. */
 static void sf_made(struct spec_from *sf, uint32_t id, const struct stat *st)
@@ -262,6 +302,7 @@ static void sf_dir(struct spec_from *sf, const char *name, const struct stat *st
 		sf_report(sf, "open (its entries are left out)", err);
 		return;
 	}
+	sf_xattrs(sf, fd, false, id);
 	struct sf_frame f = {{st->st_dev, st->st_ino}, id, *st, NULL, 0, sf->path->len};
 	f.names = sf_names(sf, fd);
 	g_array_append_val(sf->stack, f);
@@ -363,6 +404,7 @@ static void sf_file(struct spec_from *sf, const char *name, struct stat *st)
 		return;
 	}
 	if (sf_content(sf, fd, id, (uint64_t)st->st_size) == 0) {
+		sf_xattrs(sf, fd, false, id);
 		sf_made(sf, id, st);
 	} else {
 		cfs_tree_unlink(sf->t, sf_top(sf)->node, name, strlen(name)); /* no half file */
@@ -390,6 +432,7 @@ static void sf_link(struct spec_from *sf, const char *name, const struct stat *s
 		sf_report(sf, "make link", err);
 		return;
 	}
+	sf_xattrs_at(sf, name, id, st);
 	sf_made(sf, id, st);
 }
 
@@ -405,6 +448,7 @@ static void sf_special(struct spec_from *sf, const char *name, const struct stat
 		sf_report(sf, "make special file", err);
 		return;
 	}
+	sf_xattrs_at(sf, name, id, st);
 	sf_made(sf, id, st);
 }
 
@@ -544,6 +588,7 @@ static int sf_root(struct spec_from *sf, const struct stat *st)
 		err = cfs_tree_chown(sf->t, CFS_ROOT, st->st_uid, st->st_gid);
 	if (err)
 		return err;
+	sf_xattrs(sf, sf->topfd, false, CFS_ROOT);
 	struct sf_frame f = {{st->st_dev, st->st_ino}, CFS_ROOT, *st, NULL, 0, sf->path->len};
 	f.names = sf_names(sf, sf->topfd);
 	g_array_append_val(sf->stack, f);

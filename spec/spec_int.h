@@ -189,7 +189,7 @@ typedef int spec_run_fn(struct spec_ctx *c, const struct spec_line *l, const str
 
 /* spec_make.c: node keywords */
 spec_run_fn spec_run_dir, spec_run_file, spec_run_append, spec_run_truncate, spec_run_link,
-    spec_run_special, spec_run_hardlink;
+    spec_run_special, spec_run_hardlink, spec_run_xattr;
 int spec_check_target(struct spec_ctx *c, const char *s, size_t len);
 
 /* spec_gen.c: generators */

@@ -11,6 +11,7 @@
 #include "spec_int.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -563,6 +564,63 @@ int spec_run_hardlink(struct spec_ctx *c, const struct spec_line *l, const struc
 		if (!dir_new)
 			spec_drop_note(c);
 		return spec_fail_make(c, err, dir, p.name, p.name_len);
+	}
+	return 0;
+}
+
+/* The value of NAME on ID with CHUNK put at AT, which must be its length (a value too long for
+ * one line comes in pieces): the whole value, malloc'ed, in *OUT and *LEN. */
+static int spec_xattr_extend(struct spec_ctx *c, uint32_t id, const char *name,
+			     const struct spec_word *chunk, uint64_t at, char **out, size_t *len)
+{
+	ssize_t n = cfs_tree_getxattr(c->t, id, name, NULL, 0);
+
+	if (n < 0 || (uint64_t)n != at)
+		return spec_fail(c,
+				 "xattr %s: at=%" PRIu64 " is not the end of its value (%zd bytes)",
+				 name, at, n < 0 ? 0 : n);
+	if (at + chunk->len > CFS_XATTR_SIZE_MAX)
+		return spec_fail_errno(c, -E2BIG, "xattr %s: %s", name, spec_strerror(-E2BIG));
+	*len = (size_t)at + chunk->len;
+	*out = malloc(*len ? *len : 1);
+	if (!*out)
+		return spec_fail_errno(c, -ENOMEM, "xattr: %s", spec_strerror(-ENOMEM));
+	cfs_tree_getxattr(c->t, id, name, *out, (size_t)at);
+	memcpy(*out + at, chunk->s, chunk->len);
+	return 0;
+}
+
+/* xattr PATH NAME VALUE [at=OFFSET]: an extended attribute of the node PATH names (a link's
+ * own), in a namespace tmpfs keeps (tree.h); at= puts VALUE at the end of the value it has. */
+int spec_run_xattr(struct spec_ctx *c, const struct spec_line *l, const struct spec_attrs *a)
+{
+	const struct spec_word *nw = &l->pos[2], *vw = &l->pos[3];
+	char name[CFS_XATTR_NAME_MAX + 1], *joined = NULL;
+	const char *value = vw->s;
+	size_t len = vw->len;
+	uint32_t id;
+	int err = spec_find(c, &l->pos[1], &id);
+
+	if (err)
+		return err;
+	if (!nw->len || nw->len > CFS_XATTR_NAME_MAX || memchr(nw->s, '\0', nw->len))
+		return spec_fail(c, "xattr: a name is 1 to %d bytes, without NUL",
+				 CFS_XATTR_NAME_MAX);
+	memcpy(name, nw->s, nw->len);
+	name[nw->len] = 0;
+	if ((a->set & SPEC_A_AT) && a->at) {
+		err = spec_xattr_extend(c, id, name, vw, a->at, &joined, &len);
+		if (err)
+			return err;
+		value = joined;
+	}
+	err = cfs_tree_setxattr(c->t, id, name, value, len, 0);
+	free(joined);
+	if (err) {
+		char *q = spec_quoted(nw->s, nw->len);
+		spec_fail_errno(c, err, "xattr %s: %s", spec_q(q), spec_strerror(err));
+		free(q);
+		return err == -ENOMEM ? -ENOMEM : -EINVAL;
 	}
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------------------------------- */
@@ -202,6 +203,34 @@ static int spec_mat_path_attrs(struct spec_mat *m, int fd, const struct stat *st
 	return 0;
 }
 
+/* The extended attributes of ID on FD: a file or directory open for real, or (PROC) an O_PATH
+ * descriptor, reached through /proc/self/fd/N as chmod reaches it above. Set after the owner
+ * (chown drops security.capability) and the mode, and before nothing that moves the times
+ * (only ctime moves). One the copy's filesystem or our privileges refuse (EOPNOTSUPP: a
+ * filesystem without that namespace; EPERM: trusted.* and security.* need CAP_SYS_ADMIN) is
+ * left out and whoever made the copy is told, as for a device's mode. */
+static int spec_mat_xattrs(struct spec_mat *m, int fd, bool proc, uint32_t id, const char *path,
+			   const char **what)
+{
+	const char *name, *value;
+	char at[32];
+	size_t len;
+
+	snprintf(at, sizeof(at), "/proc/self/fd/%d", fd);
+	*what = "setxattr";
+	for (uint32_t i = 0; !cfs_tree_xattr_at(m->t, id, i, &name, &value, &len); i++) {
+		int r =
+		    proc ? setxattr(at, name, value, len, 0) : fsetxattr(fd, name, value, len, 0);
+		if (r == 0)
+			continue;
+		if (errno != EOPNOTSUPP && errno != EPERM)
+			return -errno;
+		g_warning("%s%s: extended attribute %s not kept: %s", m->top, path, name,
+			  g_strerror(errno));
+	}
+	return 0;
+}
+
 /* Whether MADE, opened by name right after we made WANT's kind there, is ours: whoever can
  * write the directory could have put something else under the name in between. Our own, one
  * name, and (a link's body aside) no permission for group or others, so nobody else made it
@@ -280,6 +309,8 @@ static int spec_mat_file(struct spec_mat *m, const char *name, const char *path,
 		err = spec_mat_range(m, fd, id, start, end);
 	if (!err)
 		err = spec_mat_attrs(m, fd, st, &what);
+	if (!err)
+		err = spec_mat_xattrs(m, fd, false, id, path, &what);
 	if (fd >= 0 && close(fd) < 0 && !err)
 		err = -errno, what = "close";
 	return err ? spec_mat_fail(m, path, what, err) : 0;
@@ -289,7 +320,7 @@ static int spec_mat_file(struct spec_mat *m, const char *name, const char *path,
  * the rest through a descriptor once it is known to be ours. A device keeps the tree's mode
  * only with CFS_MAT_KEEP_IDS (a spec is not to hand out a writable /dev/kmsg): else at most
  * 0600, and whoever made the copy is told. */
-static int spec_mat_special(struct spec_mat *m, const char *name, const char *path,
+static int spec_mat_special(struct spec_mat *m, const char *name, const char *path, uint32_t id,
 			    const struct stat *st, struct stat *made)
 {
 	bool dev = S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode);
@@ -303,6 +334,8 @@ static int spec_mat_special(struct spec_mat *m, const char *name, const char *pa
 	if (fd < 0)
 		return spec_mat_fail(m, path, what, fd);
 	err = spec_mat_path_attrs(m, fd, st, mode, &what);
+	if (!err)
+		err = spec_mat_xattrs(m, fd, true, id, path, &what);
 	close(fd);
 	if (err)
 		return spec_mat_fail(m, path, what, err);
@@ -329,7 +362,7 @@ static ssize_t spec_mat_body(struct spec_mat *m, const struct spec_walk *w)
 
 /* A link with the body in m->buf (LEN bytes). */
 static int spec_mat_link(struct spec_mat *m, const char *name, const char *path, size_t len,
-			 const struct stat *st, struct stat *made)
+			 uint32_t id, const struct stat *st, struct stat *made)
 {
 	struct stat want = *st;
 	const char *what = "symlink";
@@ -342,6 +375,8 @@ static int spec_mat_link(struct spec_mat *m, const char *name, const char *path,
 	if (fd < 0)
 		return spec_mat_fail(m, path, what, fd);
 	err = spec_mat_path_attrs(m, fd, st, 0, &what);
+	if (!err)
+		err = spec_mat_xattrs(m, fd, true, id, path, &what);
 	close(fd);
 	return err ? spec_mat_fail(m, path, what, err) : 0;
 }
@@ -486,6 +521,8 @@ static int spec_mat_leave(struct spec_mat *m, uint32_t id, const char *path, boo
 		return up;
 	cfs_tree_stat(m->t, id, &st);
 	err = spec_mat_attrs(m, m->cur, &st, &what);
+	if (!err)
+		err = spec_mat_xattrs(m, m->cur, false, id, path, &what);
 	if (err) {
 		if (up >= 0)
 			close(up);
@@ -583,9 +620,9 @@ static int spec_mat_node(struct spec_mat *m, const struct spec_walk *w)
 	if (kind == RS_FILE)
 		err = spec_mat_file(m, name, path, w->id, &st, &made);
 	else if (kind == RS_LINK)
-		err = spec_mat_link(m, name, path, (size_t)len, &st, &made);
+		err = spec_mat_link(m, name, path, (size_t)len, w->id, &st, &made);
 	else
-		err = spec_mat_special(m, name, path, &st, &made);
+		err = spec_mat_special(m, name, path, w->id, &st, &made);
 	if (!err && st.st_nlink > 1)
 		spec_mat_remember(m, w->id, path, kind == RS_LINK ? m->buf : NULL, &made);
 	return err;

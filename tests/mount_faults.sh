@@ -185,6 +185,10 @@ table = {
     "create": lambda: os.open(p("newfile"), os.O_CREAT | os.O_WRONLY, 0o644),
     "fallocate": lambda: os.posix_fallocate(fd, 0, 10),
     "lseek": lambda: os.lseek(fd, 0, os.SEEK_DATA),
+    "getxattr": lambda: os.getxattr(p("x"), "user.a"),
+    "listxattr": lambda: os.listxattr(p("x")),
+    "setxattr": lambda: os.setxattr(p("x"), "user.a", b"1"),
+    "removexattr": lambda: os.removexattr(p("x"), "user.a"),
 }
 if op == "--names":
     print(" ".join(sorted(table)))
@@ -207,7 +211,7 @@ check "the test knows a syscall for each of them, no more" \
 # ENOSYS is "not implemented" to the kernel, and from these it remembers it for the mount's
 # life (fs/fuse: no_open, no_flush, no_rename2, ...): such a rule is refused, and the op still
 # reaches the daemon (the ENOLINK rule after it fires)
-enosys_kept="open opendir flush fsync fsyncdir create rename link fallocate lseek"
+enosys_kept="open opendir flush fsync fsyncdir create rename link fallocate lseek getxattr listxattr setxattr removexattr"
 for op in $listed; do
 	case " $enosys_kept " in *" $op "*)
 		out=$(ctl fault add op="$op" path='*' errno=ENOSYS 2>&1)
@@ -228,7 +232,7 @@ for op in $listed; do
 	check "op=$op fires at the next syscall ($(cat "$T/op.out"))" grep -qx ENOLINK "$T/op.out"
 	ctl fault clear >/dev/null
 done
-for op in init forget forget_multi release releasedir access getxattr listxattr; do
+for op in init forget forget_multi release releasedir access; do
 	out=$(ctl fault add op="$op" path='*' errno=EIO 2>&1)
 	check "op=$op is refused, saying why ($out)" has "$out" "fault $op: "
 done

@@ -11,11 +11,12 @@ cd "$(dirname "$0")/.."
 demo="build-essential pkg-config libfuse3-dev fuse3 libglib2.0-dev libjson-glib-dev liburing-dev"
 # clang: the fuzz targets. libFuzzer and the sanitizer runtimes are in libclang-rt-14-dev, which
 # clang only recommends. valgrind: mount_lifecycle and bench/poll; socat: control.sh; procps:
-# pkill (crash.sh); python3: mount_cache.sh and coherence.sh. libev-dev, bindfs, gnuplot-nox:
+# pkill (crash.sh); python3: mount_cache.sh and coherence.sh; acl (setfacl, getfacl):
+# mount_xattr.sh. libev-dev, bindfs, gnuplot-nox:
 # the benchmarks' peers and plots, which make check's smoke run runs too. clang-format-14:
 # make format-check.
 check="$demo check clang libclang-rt-14-dev clang-format-14 valgrind socat procps python3
-libev-dev bindfs gnuplot-nox"
+libev-dev bindfs gnuplot-nox acl"
 
 case "${1:-check}" in
 demo) pkgs=$demo ;;

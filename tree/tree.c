@@ -10,7 +10,8 @@
 #include <limits.h> /* SSIZE_MAX */
 #include <stdlib.h>
 #include <sys/sysmacros.h>
-#include <unistd.h> /* R_OK, W_OK, X_OK */
+#include <sys/xattr.h> /* XATTR_CREATE, XATTR_REPLACE */
+#include <unistd.h>    /* R_OK, W_OK, X_OK */
 
 /* ---- lifetime ---- */
 
@@ -36,6 +37,7 @@ static void tree_release(struct cfs_tree *t)
 	mem_free(t, t->bufs, t->buf_cap * sizeof(*t->bufs));
 	mem_free(t, t->hash, hash_bytes(t->hash_cap));
 	mem_free(t, t->arena, t->arena_cap);
+	tree_xattr_release(t);
 }
 
 static int tree_alloc_tables(struct cfs_tree *t)
@@ -632,6 +634,7 @@ int cfs_tree_chmod(struct cfs_tree *t, uint32_t id, mode_t mode)
 		return -EOPNOTSUPP; /* as Linux: a link's mode is always 0777 */
 	tree_note_attr(t, id);
 	n->mode = (uint16_t)((n->mode & S_IFMT) | (mode & 07777));
+	tree_acl_chmod(t, id, mode);
 	tree_touch(t, id, now_ns());
 	return 0;
 }
@@ -663,6 +666,100 @@ int cfs_tree_chown(struct cfs_tree *t, uint32_t id, uid_t uid, gid_t gid)
 		n->gid = gid;
 	tree_touch(t, id, now_ns());
 	return 0;
+}
+
+/* ---- extended attributes (the table: tree_xattr.c) ---- */
+
+/* tmpfs's namespaces (its xattr handlers, the VFS's xattr_resolve_name and
+ * xattr_permission), for a change of NAME on N. */
+static int check_xattr(const struct cfs_node *n, const char *name, const void *value, size_t size)
+{
+	int r = tree_xattr_namespace(name);
+
+	if (r)
+		return r;
+	if (size > CFS_XATTR_SIZE_MAX)
+		return -E2BIG;
+	if (!strncmp(name, "system.", 7)) { /* the two ACLs */
+		if (S_ISLNK(n->mode))
+			return -EOPNOTSUPP;
+		if (name[17] == 'd' && !is_dir(n))
+			return value ? -EACCES : 0;
+		return value ? tree_acl_valid(value, size) : 0;
+	}
+	if (!strncmp(name, "user.", 5) && !S_ISREG(n->mode) && !is_dir(n))
+		return -EPERM;
+	return 0;
+}
+
+/* An access ACL sets the mode's permission bits, and is kept only if it says more than they
+ * can (posix_acl_update_mode). */
+static int set_access_acl(struct cfs_tree *t, uint32_t id, const void *value, size_t size,
+			  int flags)
+{
+	static const char name[] = "system.posix_acl_access";
+	struct cfs_node *n = nd(t, id);
+	mode_t mode = n->mode;
+	size_t len;
+	bool had = tree_xattr_value(t, id, name, &len) != NULL;
+	int r;
+
+	if ((flags & XATTR_CREATE) && had)
+		return -EEXIST;
+	if ((flags & XATTR_REPLACE) && !had)
+		return -ENODATA;
+	r = tree_acl_mode(value, size, &mode);
+	if (r)
+		r = tree_xattr_set(t, id, name, value, size, 0);
+	else if (had)
+		tree_xattr_set(t, id, name, NULL, 0, 0); /* a removal: it cannot fail */
+	if (!r)
+		n->mode = (uint16_t)mode;
+	return r;
+}
+
+int cfs_tree_setxattr(struct cfs_tree *t, uint32_t id, const char *name, const void *value,
+		      size_t size, int flags)
+{
+	int r = check_xattr(nd(t, id), name, value ? value : "", size);
+
+	if (!value)
+		value = "";
+	if (!r && !strcmp(name, "system.posix_acl_access"))
+		r = set_access_acl(t, id, value, size, flags);
+	else if (!r)
+		r = tree_xattr_set(t, id, name, value, size, flags);
+	if (!r)
+		tree_touch(t, id, now_ns());
+	return r;
+}
+
+int cfs_tree_acl_create(struct cfs_tree *t, uint32_t dir, uint32_t id, mode_t umask)
+{
+	struct cfs_node *n = nd(t, id);
+	mode_t mode = n->mode;
+	int r;
+
+	if (S_ISLNK(n->mode))
+		return 0;
+	r = tree_acl_inherit(t, dir, id, &mode);
+	if (r < 0)
+		return r;
+	if (r)
+		mode &= ~(umask & 0777);
+	n->mode = (uint16_t)mode;
+	return 0;
+}
+
+int cfs_tree_removexattr(struct cfs_tree *t, uint32_t id, const char *name)
+{
+	int r = check_xattr(nd(t, id), name, NULL, 0);
+
+	if (!r)
+		r = tree_xattr_set(t, id, name, NULL, 0, 0);
+	if (!r)
+		tree_touch(t, id, now_ns());
+	return r;
 }
 
 /* Outside int64 ns (before 1677 or after 2262) a time is clamped, as the kernel clamps to a

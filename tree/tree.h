@@ -164,7 +164,8 @@ off_t cfs_tree_seek(const struct cfs_tree *t, uint32_t id, off_t off, bool data)
 void cfs_tree_set_data_limit(struct cfs_tree *t, uint64_t bytes);
 /* The most metadata the tree may hold, in bytes (default: no limit), as tmpfs's nr_inodes
  * bounds what names and inodes cost: names and link targets (and patterns) count their
- * bytes, each node 128 and each extra hard-link name 64 more (cfs_tree_stats.meta_bytes).
+ * bytes, each node 128 and each extra hard-link name 64 more, extended attributes their
+ * names, values and 64 each (cfs_tree_stats.meta_bytes).
  * Creating a node, a link or a name, or renaming to a longer name, that would pass it is
  * -ENOSPC; removing gives the room back. Metadata held beyond a lowered limit stays. */
 void cfs_tree_set_meta_limit(struct cfs_tree *t, uint64_t bytes);
@@ -248,6 +249,46 @@ struct cfs_changes {
 void cfs_tree_record(struct cfs_tree *t, struct cfs_changes *into);
 /* Note NODE in CH (once), if the kernel may hold it. */
 void cfs_changes_node(const struct cfs_tree *t, struct cfs_changes *ch, uint32_t node);
+
+/*
+ * Extended attributes, kept as tmpfs keeps them: names in the security., system. (POSIX
+ * ACLs: system.posix_acl_access, system.posix_acl_default), trusted. and user. namespaces,
+ * user.* on regular files and directories only; each costs its name, its value and
+ * CFS_XATTR_COST under the metadata limit (as tmpfs charges its inode space). What the kernel
+ * checks before asking a filesystem (who may read or write which namespace) is the caller's
+ * business. Values are kept as given (an ACL's too: cfs_tree_setxattr checks only its shape).
+ * setxattr: FLAGS XATTR_CREATE (-EEXIST) or XATTR_REPLACE (-ENODATA); -ERANGE for a name of
+ * 0 or over CFS_XATTR_NAME_MAX bytes, -E2BIG for a value over CFS_XATTR_SIZE_MAX,
+ * -EOPNOTSUPP for another namespace, -EINVAL for a bare prefix ("user."), -EPERM for user.*
+ * on another kind, -ENOSPC past the metadata limit, -EINVAL for a malformed ACL, -EACCES for a
+ * default ACL on a non-directory. Stamps ctime. removexattr: -ENODATA without it.
+ * getxattr/listxattr with SIZE 0 answer the length; -ERANGE when SIZE is short. listxattr
+ * leaves trusted.* out unless TRUSTED (tmpfs shows them to CAP_SYS_ADMIN only); its order is
+ * tmpfs's (the ACLs, then by strcmp). xattr_at: the I-th attribute in that order (1: none).
+ */
+enum {
+	CFS_XATTR_NAME_MAX = 255,   /* the kernel's XATTR_NAME_MAX */
+	CFS_XATTR_SIZE_MAX = 65536, /* the kernel's XATTR_SIZE_MAX */
+};
+int cfs_tree_setxattr(struct cfs_tree *t, uint32_t id, const char *name, const void *value,
+		      size_t size, int flags);
+int cfs_tree_removexattr(struct cfs_tree *t, uint32_t id, const char *name);
+/*
+ * POSIX ACLs, as the kernel keeps them for tmpfs: setting system.posix_acl_access (without
+ * flags) sets the mode's permission bits from it and keeps it only if it says more than they
+ * can; chmod rewrites it; the ACL must be one the kernel would take (-EINVAL). acl_create
+ * gives new node ID (just made in DIR, its mode as asked) DIR's default ACL: as its access
+ * ACL, masked by the mode (which it masks in turn), and as its own default ACL when ID is a
+ * directory; without a default ACL, UMASK masks the mode. Links take neither. -ENOSPC,
+ * -ENOMEM: ID is as it was made.
+ */
+int cfs_tree_acl_create(struct cfs_tree *t, uint32_t dir, uint32_t id, mode_t umask);
+ssize_t cfs_tree_getxattr(const struct cfs_tree *t, uint32_t id, const char *name, void *buf,
+			  size_t size);
+ssize_t cfs_tree_listxattr(const struct cfs_tree *t, uint32_t id, char *buf, size_t size,
+			   bool trusted);
+int cfs_tree_xattr_at(const struct cfs_tree *t, uint32_t id, uint32_t i, const char **name,
+		      const char **value, size_t *len);
 
 /* The resolver's view of the tree: handles are the same numbers widened to 64 bits. */
 extern const struct rs_tree_ops cfs_tree_rs_ops;

@@ -40,6 +40,7 @@ static void node_free(struct cfs_tree *t, uint32_t id)
 
 	assert(!n->nlink && id != CFS_ROOT);
 	arena_drop(t, n->name_len);
+	tree_xattr_drop(t, id);
 	if (S_ISREG(n->mode)) {
 		tree_content_release(t, n);
 		t->files--;

@@ -16,6 +16,8 @@
  *  tree_data.c    file data: patterns, small buffers, paged writes
  *  tree_index.c   the (directory, name) hash, directory order, the extra names' ring heads
  *  tree_store.c   arena growth and rebuild, node handles, slots with free lists
+ *  tree_acl.c     POSIX ACLs: their check, the mode they give, chmod, inheritance
+ *  tree_xattr.c   extended attributes: a side table of sets by node handle
  *  tree_int.h     inline accessors that call nothing but each other (and the allocation
  *                 hooks): nodes, entries, arena, the metadata limit, table sizes, the clock
  *
@@ -93,6 +95,9 @@ enum {
 	 * order slots. Round numbers a little above the real cost, so the limit bounds memory. */
 	CFS_NODE_COST = 128,
 	CFS_XNAME_COST = 64,
+	/* ... and an extended attribute, besides its name and value (tmpfs charges its
+	 * simple_xattr header the same way, to the same inode space) */
+	CFS_XATTR_COST = 64,
 };
 
 /* file content (see "file data" in tree_data.c); zeros needs no memory */
@@ -145,6 +150,19 @@ struct cfs_dir {
 	uint32_t last_seq; /* seq given to the newest entry */
 	uint32_t pins;	   /* orphans whose last directory this is: it must outlive them */
 	uint32_t slot[];   /* entry refs by increasing seq */
+};
+
+/* One extended attribute: its name, a NUL, then its value, in one allocation. */
+struct cfs_xattr {
+	char *bytes;
+	uint32_t name_len, value_len;
+};
+
+/* The extended attributes of node ID (0: empty slot), in the order listxattr shows them. */
+struct cfs_xset {
+	uint32_t id;
+	uint32_t n, cap;
+	struct cfs_xattr *a;
 };
 
 /* The bytes of a small written file. p NULL: free slot, chained through cap. */
@@ -200,6 +218,9 @@ struct cfs_tree {
 	uint64_t data_limit; /* data_bytes may not grow past it: ENOSPC */
 	uint64_t meta_limit; /* tree_meta_used may not grow past it: ENOSPC */
 	uint64_t xnames;     /* extra names in use */
+	struct cfs_xset *xs; /* extended attributes by node: open addressing, load <= 1/2 */
+	uint32_t xs_cap, xs_count;
+	uint64_t xattr_bytes; /* what the metadata limit counts for them (tree_xattr_cost) */
 
 	uint32_t *hash; /* entry refs, 0: empty; then hash_cap tags */
 	uint32_t hash_cap, hash_count;
@@ -362,7 +383,7 @@ static inline void pat_set_header(struct cfs_tree *t, uint32_t off, uint32_t ref
 static inline uint64_t tree_meta_used(const struct cfs_tree *t)
 {
 	return (uint64_t)(t->arena_len - t->arena_holes) + t->nodes * CFS_NODE_COST +
-	       t->xnames * CFS_XNAME_COST;
+	       t->xnames * CFS_XNAME_COST + t->xattr_bytes;
 }
 
 /* 0 if MORE bytes of metadata fit under the limit, else -ENOSPC (as a full tmpfs). */
@@ -413,6 +434,36 @@ void tree_xname_put(struct cfs_tree *t, uint32_t r);
 int tree_buf_slot_reserve(struct cfs_tree *t);
 uint32_t tree_buf_slot_take(struct cfs_tree *t, char *p, uint64_t cap);
 void tree_buf_release(struct cfs_tree *t, uint32_t i);
+
+/* ---- tree_xattr.c: extended attributes ---- */
+
+/* 0 if NAME is in a namespace tmpfs keeps, -EOPNOTSUPP if not, -EINVAL for a bare prefix
+ * (the VFS's xattr_resolve_name), -ERANGE for an empty or too long name. */
+int tree_xattr_namespace(const char *name);
+/* What one attribute costs under the metadata limit. */
+uint64_t tree_xattr_cost(size_t name_len, size_t value_len);
+/* Set NAME (checked by the caller) on ID to VALUE of SIZE bytes, or remove it (VALUE NULL);
+ * FLAGS XATTR_CREATE (-EEXIST), XATTR_REPLACE (-ENODATA); -ENOSPC past the metadata limit,
+ * -ENOMEM: nothing changed. No time is stamped. */
+int tree_xattr_set(struct cfs_tree *t, uint32_t id, const char *name, const void *value,
+		   size_t size, int flags);
+/* The value of NAME on ID, changeable in place (its length stays), or NULL. */
+char *tree_xattr_value(const struct cfs_tree *t, uint32_t id, const char *name, size_t *len);
+void tree_xattr_drop(struct cfs_tree *t, uint32_t id); /* every attribute of a freed node */
+void tree_xattr_release(struct cfs_tree *t);	       /* the whole table, with the tree */
+
+/* ---- tree_acl.c: POSIX ACLs over their xattr form ---- */
+
+/* 0 if VALUE is an ACL the kernel would take (posix_acl_valid), else -EINVAL. */
+int tree_acl_valid(const void *value, size_t size);
+/* The permission bits the access ACL VALUE gives *MODE; 1 if the ACL says more than a mode
+ * can (it must be kept), 0 if the mode says it all (posix_acl_equiv_mode). */
+int tree_acl_mode(const void *value, size_t size, mode_t *mode);
+/* Rewrite ID's access ACL, if any, for a chmod to MODE. */
+void tree_acl_chmod(struct cfs_tree *t, uint32_t id, mode_t mode);
+/* New node ID's ACLs from directory DIR's default ACL, *MODE masked by it: 0; 1 when DIR has
+ * none (nothing done); -ENOSPC, -ENOMEM: ID has no ACL. */
+int tree_acl_inherit(struct cfs_tree *t, uint32_t dir, uint32_t id, mode_t *mode);
 
 /* ---- tree_index.c: the (directory, name) hash, directory order, extra names ---- */
 

@@ -337,6 +337,70 @@ START_TEST(test_append_at_writes_at_an_offset_and_truncate_sets_the_size)
 }
 END_TEST
 
+/* xattr lines: on every kind (a link's own), any bytes, a long value in at= pieces; the
+ * dump writes them back and loads into the same attributes. */
+START_TEST(test_dump_round_trips_xattrs)
+{
+	GString *spec = g_string_new("dir /d\nfile /d/f x\nlink /l d/f\nfifo /p\n"
+				     "xattr / security.root \"\"\n"
+				     "xattr /d/f user.a \"a\\0b\\xff\"\nxattr /l trusted.t own\n"
+				     "xattr /p trusted.p pp\nxattr /d user.long \"");
+	for (int i = 0; i < 10000; i++)
+		g_string_append_printf(spec, "\\x%02x", i % 256);
+	g_string_append(spec, "\"\n");
+	struct cfs_tree *t = load(spec->str);
+	char *d1 = dump_of(t), buf[16];
+
+	ck_assert_ptr_nonnull(strstr(d1, "\nxattr /d user.long \""));
+	ck_assert_ptr_nonnull(strstr(d1, " at=8192\n")); /* in pieces of SPEC_DUMP_CHUNK */
+	ck_assert_ptr_nonnull(strstr(d1, "\nxattr /l trusted.t own\n"));
+	struct cfs_tree *u = load(d1);
+	char *d2 = dump_of(u);
+	ck_assert_str_eq(d1, d2);
+	ck_assert_int_eq(cfs_tree_getxattr(u, node(u, "/d"), "user.long", NULL, 0), 10000);
+	ck_assert_int_eq(cfs_tree_getxattr(u, node(u, "/d/f"), "user.a", buf, sizeof(buf)), 4);
+	ck_assert(!memcmp(buf, "a\0b\xff", 4));
+	ck_assert_int_eq(cfs_tree_getxattr(u, node(u, "/d/f"), "trusted.t", NULL, 0), -ENODATA);
+	free(d1);
+	free(d2);
+	g_string_free(spec, TRUE);
+	cfs_tree_free(t);
+	cfs_tree_free(u);
+}
+END_TEST
+
+/* bad xattr lines: the error names the errno tmpfs gives, and the tree is as before */
+static const struct {
+	const char *line, *says;
+} bad_xattrs[] = {
+    {"xattr /f foo.a 1", "Operation not supported"},
+    {"xattr /f user. 1", "Invalid argument"},
+    {"xattr /l user.a 1", "Operation not permitted"},
+    {"xattr /f system.posix_acl_access \"\\x02\\0\\0\\0\"", "Invalid argument"},
+    {"xattr /f system.posix_acl_default \"\\x02\\0\\0\\0\\x01\\0\\x07\\0\\0\\0\\0\\0"
+     "\\x04\\0\\x05\\0\\0\\0\\0\\0\\x20\\0\\x05\\0\\0\\0\\0\\0\"",
+     "Permission denied"},
+    {"xattr /f user.a 1 at=3", "not the end of its value"},
+    {"xattr /nope user.a 1", "no such node"},
+    {"xattr /f \"\" 1", "a name is 1 to 255 bytes"},
+};
+
+START_TEST(test_bad_xattr_line_is_refused_and_changes_nothing)
+{
+	struct cfs_tree *t = load("file /f x\nlink /l f\nxattr /f user.keep k\n");
+	char *before = dump_of(t), *after, *err = NULL;
+
+	ck_assert_int_eq(cfs_spec_apply_line(t, bad_xattrs[_i].line, &def, &err), -EINVAL);
+	ck_assert_msg(err && strstr(err, bad_xattrs[_i].says), "%s: %s", bad_xattrs[_i].line, err);
+	after = dump_of(t);
+	ck_assert_str_eq(before, after);
+	free(err);
+	free(before);
+	free(after);
+	cfs_tree_free(t);
+}
+END_TEST
+
 /* Files with holes, written over a pattern, or up to the largest size dump as lines that
  * load back into the same content, without writing the holes out. */
 START_TEST(test_dump_round_trips_sparse_files)
@@ -393,6 +457,9 @@ void spec_dump_tests(TCase *dump, TCase *dflt)
 	tcase_add_test(dump, test_dump_round_trips_odd_names_and_bytes);
 	tcase_add_test(dump, test_dump_round_trips_the_default_tree);
 	tcase_add_test(dump, test_dump_round_trips_sparse_files);
+	tcase_add_test(dump, test_dump_round_trips_xattrs);
+	tcase_add_loop_test(dump, test_bad_xattr_line_is_refused_and_changes_nothing, 0,
+			    sizeof(bad_xattrs) / sizeof(bad_xattrs[0]));
 	tcase_add_test(dump, test_append_at_writes_at_an_offset_and_truncate_sets_the_size);
 	tcase_add_test(dflt, test_default_spec_loads_fast_with_100k_nodes);
 	tcase_add_test(dflt, test_default_spec_matches_the_source_file);

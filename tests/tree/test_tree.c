@@ -132,6 +132,7 @@ static Suite *tree_suite(void)
 	tree_tcase_stats(tcase(s, "stats"));
 	tree_tcase_alloc_failure(tcase(s, "allocation failure"));
 	tree_tcase_journal(tcase(s, "journal"));
+	tree_tcase_xattr(tcase(s, "xattr"));
 
 	TCase *tc = tcase(s, "scale");
 	tcase_add_test(tc, test_million_nodes_fit_in_100_bytes_each);

@@ -4,8 +4,8 @@
  * test cases. The files follow the module's seams: test_tree_entry.c (creation, names,
  * orphans, readdir), test_tree_rename.c (links, removal, rename), test_tree_data.c (content,
  * the metadata limit), test_tree_attr.c (attributes, permissions, the resolver, stats),
- * test_tree_alloc.c (allocation failure), test_tree_undo.c (the journal), test_tree.c (scale, the
- * suite and main).
+ * test_tree_alloc.c (allocation failure), test_tree_undo.c (the journal), test_tree_xattr.c
+ * (extended attributes), test_tree.c (scale, the suite and main).
  */
 #ifndef CHAINFS_TEST_TREE_H
 #define CHAINFS_TEST_TREE_H
@@ -77,5 +77,6 @@ void tree_tcase_resolver(TCase *tc);	  /* test_tree_attr.c */
 void tree_tcase_stats(TCase *tc);	  /* test_tree_attr.c */
 void tree_tcase_alloc_failure(TCase *tc); /* test_tree_alloc.c */
 void tree_tcase_journal(TCase *tc);	  /* test_tree_undo.c */
+void tree_tcase_xattr(TCase *tc);	  /* test_tree_xattr.c */
 
 #endif
