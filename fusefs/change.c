@@ -143,12 +143,14 @@ static char *cfs_step_parse(struct cfs_step *s)
 		return bad ? g_strdup(bad) : NULL;
 	}
 	s->kind = CH_SPEC;
-	if ((n == 6 && strncmp(s->line, "append", n) == 0) ||
-	    (n == 8 && strncmp(s->line, "truncate", n) == 0))
-		/* the tree's journal does not keep old content, so a change could not be undone */
-		return g_strdup(
-		    "a change does not edit a file in place (it could not be undone if a "
-		    "later line failed): make a new file and rename it over the old one");
+	/* the tree's journal keeps no old content or extended attributes, so a change that
+	 * edited them could not be undone if a later line failed */
+	static const char *const in_place[] = {"append", "truncate", "xattr"};
+	for (size_t i = 0; i < G_N_ELEMENTS(in_place); i++)
+		if (strlen(in_place[i]) == n && strncmp(s->line, in_place[i], n) == 0)
+			return g_strdup(
+			    "a change does not edit a node in place (it could not be undone if a "
+			    "later line failed): make a new one and rename it over the old one");
 	if (cfs_spec_check_line(s->line, &msg) == 0)
 		return NULL;
 	char *e = g_strdup(msg ? msg : "does not parse");

@@ -510,7 +510,8 @@ static const char *cfs_enosys_refused(int op)
 {
 	if (op == CFS_OP_MAX)
 		return "errno=ENOSYS with op=any would reach open, opendir, flush, fsync, "
-		       "fsyncdir, create, rename, link, fallocate, lseek and the xattr ops, which the "
+		       "fsyncdir, create, rename, link, fallocate, lseek and the xattr ops, which "
+		       "the "
 		       "kernel would then stop sending for good: name the op";
 	for (size_t i = 0; i < G_N_ELEMENTS(cfs_enosys_kept); i++)
 		if (cfs_enosys_kept[i].op == (enum cfs_op)op)

@@ -197,7 +197,7 @@ refused "is a rule of its own" "op=getattr path=/keep/x errno=EIO change=unlink 
 refused "nth= and count=" "op=getattr path=/keep/x nth=0 change=unlink /keep/x"
 refused "comm=" "op=getattr path=/keep/x comm=a-name-of-sixteen change=unlink /keep/x"
 refused "pid= and uid=" "op=getattr path=/keep/x pid=me change=unlink /keep/x"
-refused "does not edit a file in place" "op=getattr path=/keep/x change=append /keep/x more"
+refused "does not edit a node in place" "op=getattr path=/keep/x change=append /keep/x more"
 # a change that parses but fails when it runs: logged and counted, the tree as it was
 ctl dump >"$T/before.spec"
 ctl fault add op=getattr path=/keep/x change=rmdir /keep >/dev/null

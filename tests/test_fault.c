@@ -691,13 +691,13 @@ END_TEST
 
 START_TEST(test_a_change_that_edits_a_file_in_place_is_refused)
 {
-	static const char *const texts[] = {"append /d/a \"more\"",
-					    "rename /x /y; truncate /d/a 0"};
+	static const char *const texts[] = {"append /d/a \"more\"", "rename /x /y; truncate /d/a 0",
+					    "xattr /d/a user.a 1"};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
 		char *why = NULL;
 		ck_assert_ptr_null(cfs_change_parse(texts[i], &why));
-		ck_assert_ptr_nonnull(strstr(why, "does not edit a file in place"));
+		ck_assert_ptr_nonnull(strstr(why, "does not edit a node in place"));
 		g_free(why);
 	}
 }
