@@ -10,3 +10,5 @@ $(BUILD)/cfs-race-check: $(BUILD)/tests/race_check.o
 	$(CC) $(LDFLAGS) -o $@ $^
 SHELL_TESTS += tests/mount_race.sh
 SHELL_TESTS += tests/mount_hold.sh
+# the symlink bug lab: each experiment 3 times, the temp dir checked before and after
+SHELL_TESTS += tests/lab.sh
