@@ -21,11 +21,8 @@ LAB_RULES=()
 LAB_RULES_AT=()
 LAB_OUTSIDE=()
 LAB_RUN=
-LAB_RUN_AT=
 LAB_OUTCOMES=()
-LAB_OUTCOMES_AT=()
 LAB_ERRORS=0
-
 
 # lab_bad LINE MESSAGE: a malformed declaration; counted, the whole file is still read
 lab_bad() {
@@ -148,7 +145,6 @@ run() {
 	[ -z "$LAB_RUN" ] || { lab_bad "${BASH_LINENO[0]}" "run: given twice"; return; }
 	[ $# -eq 1 ] && [ -n "$1" ] || { lab_bad "${BASH_LINENO[0]}" "run: one script (quote it)"; return; }
 	LAB_RUN=$1
-	LAB_RUN_AT=${BASH_LINENO[0]}
 }
 
 # outcome NAME CONDITION: after the command, the first outcome whose CONDITION (a shell
@@ -165,7 +161,6 @@ outcome() {
 	esac
 	[ $# -eq 2 ] || { lab_bad "$at" "outcome NAME 'CONDITION'"; return; }
 	LAB_OUTCOMES+=("$1 $2")
-	LAB_OUTCOMES_AT+=("$at")
 }
 
 # lab_complete: what every experiment must declare
