@@ -14,7 +14,8 @@
 # - a spec line's comment `# EXXX in the kernel`: stat through it gives EXXX (cfs-probe).
 # Placeholders map into $T: /mnt/NAME to $T/mnt/NAME (made first), /tmp/NAME to $T/tmp/NAME,
 # build/ to $BUILD/, ./fuse-mount.sh and chainfs-mount to $FUSE_MOUNT, a bare chainfs,
-# chainfsctl or chainfs-sweep to $BUILD's (through PATH), /run/chainfs/NAME-HASH.sock to the
+# chainfsctl or chainfs-sweep to $BUILD's (through PATH), chainfs-lab and lab/ to the
+# repository's, /run/chainfs/NAME-HASH.sock to the
 # socket of the mount named NAME; XDG_RUNTIME_DIR is $T/xdg, so sockets, pid and log files
 # go there. chainfs-sweep runs with one repetition of lengths 1,41 and nesting 1 (the doc's
 # values take minutes). my.spec is a small spec made here. Each document starts with nothing
@@ -29,6 +30,8 @@ ln -s "$FUSE_MOUNT" "$T/bin/chainfs-mount"
 for b in chainfs chainfsctl chainfs-sweep; do
 	ln -s "$BUILD/$b" "$T/bin/$b"
 done
+ln -s "$ROOT/lab/chainfs-lab" "$T/bin/chainfs-lab"
+ln -s "$ROOT/lab" "$T/lab" # the lab's experiments, which the docs copy from
 export PATH="$T/bin:$PATH"
 printf '%s\n' '# my.spec for the README' 'file /t/end "the end\n"' 'chain /t/c3 3 end' \
 	'loop /t/ring 2' >"$T/my.spec"

@@ -45,6 +45,11 @@ compare() {
 sweep=$(grep -E '^  -' "$T/sweep.help" | opts)
 compare chainfs-sweep "$sweep" "$T/sweep.help" chainfs-sweep.1
 
+# chainfs-lab: the option lines of its usage
+"$ROOT/lab/chainfs-lab" --help >"$T/lab.help"
+lab=$(grep -E '^  -' "$T/lab.help" | opts)
+compare chainfs-lab "$lab" "$T/lab.help" chainfs-lab.1
+
 # chainfs-mount (fuse-mount.sh): the usage lines of its help
 "$FUSE_MOUNT" --help >"$T/mount.help"
 mnt=$(grep -E '^  fuse-mount\.sh ' "$T/mount.help" | sed -E 's/^  fuse-mount\.sh //; s/   .*//' | opts)
@@ -62,7 +67,7 @@ for page in "$ROOT"/man/*.[1-9]; do
 	sec=${page##*.}
 	check "installed: man$sec/${page##*/}" test -s "$T/inst/usr/share/man/man$sec/${page##*/}"
 done
-for p in chainfs-sweep chainfs-mount; do
+for p in chainfs-sweep chainfs-mount chainfs-lab; do
 	check "installed: the page of $p" test -s "$T/inst/usr/share/man/man1/$p.1"
 done
 finish

@@ -11,3 +11,5 @@ $(BUILD)/cfs-race-check: $(BUILD)/tests/race_check.o
 SHELL_TESTS += tests/mount_race.sh
 SHELL_TESTS += tests/mount_hold.sh
 SHELL_TESTS += tests/mount_faults2.sh
+# the symlink bug lab: each experiment 3 times, the temp dir checked before and after
+SHELL_TESTS += tests/lab.sh

@@ -14,9 +14,10 @@ demo="build-essential pkg-config libfuse3-dev fuse3 libglib2.0-dev libjson-glib-
 # pkill (crash.sh); python3: mount_cache.sh and coherence.sh; acl (setfacl, getfacl):
 # mount_xattr.sh. libev-dev, bindfs, gnuplot-nox:
 # the benchmarks' peers and plots, which make check's smoke run runs too. clang-format-14:
-# make format-check.
+# make format-check. rsync (and python3): programs the lab's experiments run (make lab,
+# tests/lab.sh).
 check="$demo check clang libclang-rt-14-dev clang-format-14 valgrind socat procps python3
-libev-dev bindfs gnuplot-nox acl"
+libev-dev bindfs gnuplot-nox acl rsync"
 
 case "${1:-check}" in
 demo) pkgs=$demo ;;
