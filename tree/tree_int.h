@@ -197,6 +197,7 @@ struct cfs_tree {
 	uint32_t paged_len, paged_cap, paged_free;
 	uint64_t data_limit; /* data_bytes may not grow past it: ENOSPC */
 	uint64_t meta_limit; /* tree_meta_used may not grow past it: ENOSPC */
+	uint64_t node_limit; /* nodes may not grow past it: ENOSPC */
 	uint64_t xnames;     /* extra names in use */
 
 	uint32_t *hash; /* entry refs, 0: empty; then hash_cap tags */
