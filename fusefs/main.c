@@ -97,7 +97,8 @@ static uint64_t cfs_default_max_data(void)
 }
 
 /* What a node of a generated tree costs the daemon, in bytes of RSS: bench/memory measures
- * 90 to 92 (bench/results/memory.md); rounded up, so the default budget fits. */
+ * 89.5 to 93 from 10^6 to 10^8 nodes (bench/results/memory.md, memory_big.md); rounded up,
+ * so the default budget fits in the memory it is taken from. */
 #define CFS_NODE_RSS_BYTES 100
 
 /* As many nodes as half the RAM holds (the half tmpfs takes for its default size), within
