@@ -71,10 +71,11 @@ struct cfs_opts {
 	struct rs_limits limits;
 	double entry_timeout; /* < 0: chosen per mode */
 	double attr_timeout;
-	bool abslinks_raw; /* kernel mode: readlink returns absolute targets as stored */
-	uint64_t max_data; /* file data the tree may hold (-o max_data) */
-	uint64_t max_meta; /* names, link targets and nodes it may hold (-o max_meta) */
-	const char *spec;  /* NULL: the embedded default tree */
+	bool abslinks_raw;  /* kernel mode: readlink returns absolute targets as stored */
+	uint64_t max_data;  /* file data the tree may hold (-o max_data) */
+	uint64_t max_meta;  /* names, link targets and nodes it may hold (-o max_meta) */
+	uint32_t max_nodes; /* nodes it may hold (-o max_nodes) */
+	const char *spec;   /* NULL: the embedded default tree */
 	const char *mountpoint;
 	const char *ctl_path; /* control socket; NULL: derived from the mountpoint */
 	const char *record;   /* -o record=FILE: record requests from the start (record.h) */

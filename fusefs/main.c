@@ -38,7 +38,8 @@ enum { CFS_EXIT_USAGE = 2 }; /* bad options or a bad spec, as libfuse's tools do
 	X(entry_timeout)                                                                           \
 	X(attr_timeout)                                                                            \
 	X(max_data)                                                                                \
-	X(max_meta)
+	X(max_meta)                                                                                \
+	X(max_nodes)
 
 struct cfs_cmdline {
 #define CFS_FIELD(name) char *name;
@@ -95,6 +96,20 @@ static uint64_t cfs_default_max_data(void)
 	return (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 2;
 }
 
+/* What a node of a generated tree costs the daemon, in bytes of RSS: bench/memory measures
+ * 89.5 to 93 from 10^6 to 10^8 nodes (bench/results/memory.md, memory_big.md); rounded up,
+ * so the default budget fits in the memory it is taken from. */
+#define CFS_NODE_RSS_BYTES 100
+
+/* As many nodes as half the RAM holds (the half tmpfs takes for its default size), within
+ * the tree's handle space. */
+static uint32_t cfs_default_max_nodes(void)
+{
+	uint64_t n = cfs_default_max_data() / CFS_NODE_RSS_BYTES;
+
+	return n < CFS_SPEC_MAX_NODES ? (uint32_t)n : CFS_SPEC_MAX_NODES;
+}
+
 static void cfs_usage(const char *prog)
 {
 	char modes[CFS_FOLLOW_NAMES_MAX];
@@ -115,6 +130,9 @@ static void cfs_usage(const char *prog)
 	       "                           with K, M, G or T, or N%% of RAM (default 50%%)\n"
 	       "    -o max_meta=SIZE       names, link targets and nodes (128 bytes each)\n"
 	       "                           the tree may hold, then ENOSPC (default: max_data)\n"
+	       "    -o max_nodes=N         nodes the tree may hold: a spec or control line\n"
+	       "                           past it is refused, a create gets ENOSPC\n"
+	       "                           (default: half the RAM at 100 bytes a node)\n"
 	       "    -o ctl=PATH            control socket path\n"
 	       "    -o record=FILE         one JSON line per request to FILE, for\n"
 	       "                           chainfsctl replay (pollcore loop only); made\n"
@@ -298,7 +316,8 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	    cfs_parse_size("max_data", c->max_data, &o->max_data))
 		return -EINVAL;
 	o->max_meta = o->max_data; /* a tree as big again in names and nodes, unless told */
-	if (cfs_parse_size("max_meta", c->max_meta, &o->max_meta))
+	if (cfs_parse_size("max_meta", c->max_meta, &o->max_meta) ||
+	    cfs_parse_uint("max_nodes", c->max_nodes, CFS_SPEC_MAX_NODES, &o->max_nodes))
 		return -EINVAL;
 	if (c->record_replace && !c->record) {
 		fprintf(stderr, "chainfs: -o record_replace needs -o record=FILE\n");
@@ -319,7 +338,7 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 
 /* Build the whole tree before mounting: a bad spec mounts nothing. SPEC NULL or "@default"
  * (for mount.fuse3, which always passes a source) is the embedded tree. */
-static struct cfs_tree *cfs_build_tree(const char *spec, uint64_t max_data, uint64_t max_meta)
+static struct cfs_tree *cfs_build_tree(const char *spec, const struct cfs_opts *o)
 {
 	struct cfs_spec_defaults def = {getuid(), getgid(), true, {CFS_DEFAULT_TREE_TIME, 0}};
 	struct cfs_tree *t = cfs_tree_new(NULL);
@@ -330,8 +349,9 @@ static struct cfs_tree *cfs_build_tree(const char *spec, uint64_t max_data, uint
 		fprintf(stderr, "chainfs: out of memory\n");
 		return NULL;
 	}
-	cfs_tree_set_data_limit(t, max_data); /* the spec's own data and names count too */
-	cfs_tree_set_meta_limit(t, max_meta);
+	cfs_tree_set_data_limit(t, o->max_data); /* the spec's own data and names count too */
+	cfs_tree_set_meta_limit(t, o->max_meta);
+	cfs_tree_set_node_limit(t, o->max_nodes);
 	if (spec && strcmp(spec, "@default") != 0) {
 		def.stamp = false; /* the spec file's own mtime */
 		rc = cfs_spec_load_file(t, spec, &def, &err);
@@ -373,7 +393,10 @@ static int cfs_materialize_main(const struct cfs_cmdline *c)
 
 	if (cfs_parse_max_bytes(c->max_bytes, &max))
 		return CFS_EXIT_USAGE;
-	t = cfs_build_tree(spec, UINT64_MAX, UINT64_MAX);
+	/* no limits but the handle space: --max-bytes bounds what is written */
+	t = cfs_build_tree(spec, &(struct cfs_opts){.max_data = UINT64_MAX,
+						    .max_meta = UINT64_MAX,
+						    .max_nodes = CFS_SPEC_MAX_NODES});
 	if (!t)
 		return CFS_EXIT_USAGE;
 	bytes = cfs_materialize_bytes(t);
@@ -483,7 +506,8 @@ int main(int argc, char *argv[])
 					.entry_timeout = -1,
 					.attr_timeout = -1,
 					.spin_us = CFS_SPIN_DEFAULT_US,
-					.max_data = cfs_default_max_data()}};
+					.max_data = cfs_default_max_data(),
+					.max_nodes = cfs_default_max_nodes()}};
 	int rc = CFS_EXIT_USAGE;
 
 	g_log_set_handler("chainfs", G_LOG_LEVEL_MASK | G_LOG_FLAG_FATAL | G_LOG_FLAG_RECURSION,
@@ -553,7 +577,7 @@ int main(int argc, char *argv[])
 		d.root_alias = fo.mountpoint;
 		d.root_alias_len = strlen(fo.mountpoint);
 	}
-	d.tree = cfs_build_tree(d.opts.spec, d.opts.max_data, d.opts.max_meta);
+	d.tree = cfs_build_tree(d.opts.spec, &d.opts);
 	if (d.tree) /* every change from now on, for the kernel's caches (coherence.c) */
 		cfs_tree_record(d.tree, &d.changes);
 	if (!d.tree)

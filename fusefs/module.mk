@@ -72,6 +72,7 @@ SHELL_TESTS += tests/mount_broken.sh
 SHELL_TESTS += tests/mount_server_links.sh
 SHELL_TESTS += tests/mount_loops.sh
 SHELL_TESTS += tests/mount_meta.sh
+SHELL_TESTS += tests/mount_nodes.sh
 SHELL_TESTS += tests/mount_types.sh
 SHELL_TESTS += tests/mount_tmpfs_ops.sh
 SHELL_TESTS += tests/mount_xattr.sh

@@ -17,8 +17,11 @@
 
 /* Bounds on what one spec may ask for, so hostile input gets a clear error, not an OOM. */
 enum {
-	CFS_SPEC_MAX_NODES = 20000000, /* nodes one spec or generator line may create */
-	CFS_SPEC_MAX_LINE = 65536,     /* bytes in one spec line */
+	/* nodes a tree may hold, whatever the budget: the tree's handle space (2^30 - 1). The
+	 * budget that counts is the tree's node limit (cfs_tree_set_node_limit, -o max_nodes):
+	 * a line that would pass it is refused before it makes anything */
+	CFS_SPEC_MAX_NODES = (1 << 30) - 1,
+	CFS_SPEC_MAX_LINE = 65536, /* bytes in one spec line */
 };
 #define CFS_SPEC_MAX_FILE_SIZE (1ull << 50) /* a pattern file's apparent size (1 PiB) */
 

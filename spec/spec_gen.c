@@ -34,8 +34,9 @@ static int spec_gen_prepare(struct spec_ctx *c, const struct spec_word *w, const
 
 	if (err)
 		return err;
-	if (nodes > CFS_SPEC_MAX_NODES - c->nodes)
-		return spec_fail(c, "too many nodes (limit %d)", CFS_SPEC_MAX_NODES);
+	err = spec_room(c, nodes);
+	if (err)
+		return err;
 	if (g->p.name) {
 		int n = snprintf(g->hidden, sizeof(g->hidden), ".%.*s.%s", (int)g->p.name_len,
 				 g->p.name, suffix);
@@ -275,9 +276,8 @@ static int spec_gen_top(struct spec_ctx *c, const struct spec_word *w, uint64_t 
 	struct spec_node n = spec_dir_node(c);
 	int err = spec_check_path(c, w, &g.p);
 
-	if (!err && nodes > CFS_SPEC_MAX_NODES - c->nodes)
-		err = spec_fail(c, "%" PRIu64 " nodes: too many (limit %d)", nodes,
-				CFS_SPEC_MAX_NODES);
+	if (!err)
+		err = spec_room(c, nodes);
 	if (!err)
 		err = spec_make_parents(c, &g.p, &g.dir, &g.dir_new);
 	if (!err)

@@ -123,8 +123,7 @@ struct spec_ctx {
 	uid_t uid;
 	gid_t gid;
 	char *err;
-	uint64_t nodes; /* made by this load, against CFS_SPEC_MAX_NODES */
-	char *buf;	/* the current line's decoded words */
+	char *buf; /* the current line's decoded words */
 	struct spec_undo *undo;
 	size_t nundo, undo_cap;
 	char *names;
@@ -140,6 +139,7 @@ int spec_reserve(void **p, size_t *cap, size_t n, size_t size);
 int spec_lex(struct spec_ctx *c, const char *p, const char *end, struct spec_line *l);
 int spec_parse_attrs(struct spec_ctx *c, const char *kw, unsigned allowed,
 		     const struct spec_line *l, struct spec_attrs *a);
+int spec_room(struct spec_ctx *c, uint64_t nodes);
 int spec_count(struct spec_ctx *c, const struct spec_word *w, const char *what, uint64_t min,
 	       uint64_t max, uint64_t *out);
 

@@ -137,7 +137,7 @@ const char *spec_strerror(int err)
 {
 	if (err == -ENOSPC)
 		return "no space left: the tree is full (-o max_data bounds file data, -o max_meta "
-		       "names, link targets and nodes)";
+		       "names, link targets and nodes, -o max_nodes the nodes)";
 	return err == -ENOMEM ? "out of memory" : strerror(-err);
 }
 

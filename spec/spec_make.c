@@ -86,6 +86,23 @@ static int spec_fail_make(struct spec_ctx *c, int err, uint32_t dir, const char 
 	return err == -ENOMEM ? -ENOMEM : -EINVAL;
 }
 
+/* 0 if NODES more fit the tree's node budget, else -EINVAL with a message naming the option
+ * that sets it: a generator asks for all of its nodes before making the first. */
+int spec_room(struct spec_ctx *c, uint64_t nodes)
+{
+	struct cfs_tree_stats st;
+	uint64_t limit;
+
+	cfs_tree_stats(c->t, &st);
+	limit = st.node_limit < CFS_SPEC_MAX_NODES ? st.node_limit : CFS_SPEC_MAX_NODES;
+	if (st.nodes <= limit && nodes <= limit - st.nodes)
+		return 0;
+	return spec_fail(c,
+			 "%" PRIu64 " more nodes would pass the node budget of %" PRIu64
+			 " (the tree holds %" PRIu64 "; -o max_nodes=N sets it)",
+			 nodes, limit, st.nodes);
+}
+
 /* Every node a line makes comes through here: counted, noted for undo, made. DIR_NEW says
  * DIR was made by this line (its entries go away with it). */
 int spec_make(struct spec_ctx *c, uint32_t dir, bool dir_new, const char *name, size_t len,
@@ -93,8 +110,9 @@ int spec_make(struct spec_ctx *c, uint32_t dir, bool dir_new, const char *name, 
 {
 	int err;
 
-	if (c->nodes >= CFS_SPEC_MAX_NODES)
-		return spec_fail(c, "too many nodes (limit %d)", CFS_SPEC_MAX_NODES);
+	err = spec_room(c, 1);
+	if (err)
+		return err;
 	if (!dir_new && spec_note_entry(c, dir, name, len))
 		return spec_fail_errno(c, -ENOMEM, "out of memory");
 	switch (n->kind) {
@@ -116,7 +134,6 @@ int spec_make(struct spec_ctx *c, uint32_t dir, bool dir_new, const char *name, 
 			spec_drop_note(c);
 		return spec_fail_make(c, err, dir, name, len);
 	}
-	c->nodes++;
 	return 0;
 }
 

@@ -91,7 +91,8 @@ struct cfs_tree *cfs_tree_new(const struct cfs_alloc *alloc)
 			       .next_id = CFS_ROOT,
 			       .last_pat = CFS_NONE,
 			       .data_limit = UINT64_MAX,
-			       .meta_limit = UINT64_MAX};
+			       .meta_limit = UINT64_MAX,
+			       .node_limit = UINT64_MAX};
 	if (tree_alloc_tables(t) || tree_id_reserve(t)) {
 		tree_release(t);
 		t->free_fn(t);
@@ -272,7 +273,8 @@ void cfs_tree_stats(const struct cfs_tree *t, struct cfs_tree_stats *st)
 				      .data_bytes = t->data_bytes,
 				      .data_limit = t->data_limit,
 				      .meta_bytes = tree_meta_used(t),
-				      .meta_limit = t->meta_limit};
+				      .meta_limit = t->meta_limit,
+				      .node_limit = t->node_limit};
 }
 
 int cfs_tree_dir_next(const struct cfs_tree *t, uint32_t dir, uint64_t *cookie, const char **name,
@@ -327,6 +329,8 @@ static int node_create(struct cfs_tree *t, uint32_t dir, const char *name, size_
 	bool fresh;
 	int err = tree_check_new_entry(t, dir, name, len);
 
+	if (!err && t->nodes >= t->node_limit)
+		err = -ENOSPC;
 	if (!err)
 		err = tree_meta_reserve(t, CFS_NODE_COST + len + tlen);
 	if (!err)
@@ -562,11 +566,18 @@ void cfs_tree_set_meta_limit(struct cfs_tree *t, uint64_t bytes)
 	t->meta_limit = bytes;
 }
 
+void cfs_tree_set_node_limit(struct cfs_tree *t, uint64_t nodes)
+{
+	t->node_limit = nodes;
+}
+
 uint64_t cfs_tree_nodes_room(const struct cfs_tree *t)
 {
 	uint64_t used = tree_meta_used(t);
+	uint64_t room = used < t->meta_limit ? (t->meta_limit - used) / CFS_NODE_COST : 0;
+	uint64_t left = t->nodes < t->node_limit ? t->node_limit - t->nodes : 0;
 
-	return used < t->meta_limit ? (t->meta_limit - used) / CFS_NODE_COST : 0;
+	return room < left ? room : left;
 }
 
 int cfs_tree_file_pattern(const struct cfs_tree *t, uint32_t id, const char **pat, size_t *plen,

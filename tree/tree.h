@@ -54,6 +54,7 @@ struct cfs_tree_stats {
 	uint64_t data_limit; /* cfs_tree_set_data_limit; UINT64_MAX: none */
 	uint64_t meta_bytes; /* names, link targets, patterns, and a cost per node and name */
 	uint64_t meta_limit; /* cfs_tree_set_meta_limit; UINT64_MAX: none */
+	uint64_t node_limit; /* cfs_tree_set_node_limit; UINT64_MAX: none */
 };
 
 /* Optional allocator hooks (tests inject failures); NULL: libc. Set before any use. */
@@ -169,7 +170,13 @@ void cfs_tree_set_data_limit(struct cfs_tree *t, uint64_t bytes);
  * Creating a node, a link or a name, or renaming to a longer name, that would pass it is
  * -ENOSPC; removing gives the room back. Metadata held beyond a lowered limit stays. */
 void cfs_tree_set_meta_limit(struct cfs_tree *t, uint64_t bytes);
-/* How many more nodes (with empty names) fit under the metadata limit: statfs's f_ffree. */
+/* The most live nodes the tree may hold (default: no limit but the handle space, 2^30 - 1):
+ * creating one more is -ENOSPC. A node budget from the memory at hand (-o max_nodes), which
+ * spec lines check before building, so a generator past it fails before making anything.
+ * Nodes held beyond a lowered limit stay. */
+void cfs_tree_set_node_limit(struct cfs_tree *t, uint64_t nodes);
+/* How many more nodes (with empty names) fit under the metadata and node limits: statfs's
+ * f_ffree. */
 uint64_t cfs_tree_nodes_room(const struct cfs_tree *t);
 /* How file ID stores its bytes, for writing it back (dump, materialize) without reading its
  * holes: its base pattern (*pat, *plen; NULL, 0: none), which shows over [0, *end) where not

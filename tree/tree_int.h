@@ -217,6 +217,7 @@ struct cfs_tree {
 	uint32_t paged_len, paged_cap, paged_free;
 	uint64_t data_limit; /* data_bytes may not grow past it: ENOSPC */
 	uint64_t meta_limit; /* tree_meta_used may not grow past it: ENOSPC */
+	uint64_t node_limit; /* nodes may not grow past it: ENOSPC */
 	uint64_t xnames;     /* extra names in use */
 	struct cfs_xset *xs; /* extended attributes by node: open addressing, load <= 1/2 */
 	uint32_t xs_cap, xs_count;

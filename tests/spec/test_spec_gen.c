@@ -252,8 +252,68 @@ START_TEST(test_tree_links_mix_target_kinds)
 }
 END_TEST
 
+/* A line that would pass the tree's node budget (-o max_nodes) is refused before it makes a
+ * node, with a message naming the option, and the tree stays as it was. */
+static void refused_over_budget(struct cfs_tree *t, const char *line, const char *want)
+{
+	char *before = dump_of(t), *after, *err = NULL;
+	uint64_t n = node_count(t);
+
+	ck_assert_int_eq(cfs_spec_apply_line(t, line, &def, &err), -EINVAL);
+	ck_assert_msg(err && strstr(err, want) && strstr(err, "-o max_nodes=N"), "%s: %s", line,
+		      err ? err : "(no message)");
+	free(err);
+	ck_assert_uint_eq(node_count(t), n);
+	after = dump_of(t);
+	ck_assert_str_eq(after, before);
+	free(before);
+	free(after);
+}
+
+START_TEST(test_node_budget_refuses_lines_unchanged)
+{
+	struct cfs_tree *t = load("dir /x\nwide /w 5\n");
+	char *err = NULL;
+
+	/* the root, /x, /w and its 5 files: 8 nodes, 2 more allowed */
+	cfs_tree_set_node_limit(t, 10);
+	refused_over_budget(t, "wide /v 2", "3 more nodes would pass the node budget of 10");
+	refused_over_budget(t, "tree /t depth=2 fanout=3", "10 more nodes");
+	refused_over_budget(t, "chain /c 2 x", "3 more nodes");
+	refused_over_budget(t, "dir /a/b/c", "1 more nodes"); /* the third made */
+	/* a whole spec: refused at the line that would pass it (the daemon then drops the tree) */
+	ck_assert_int_eq(cfs_spec_load_text(t, "t.spec", "dir /y\ndeep /d 3\n", 18, &def, &err),
+			 -EINVAL);
+	ck_assert_msg(err && strstr(err, "t.spec:2: 4 more nodes would pass"), "%s", err);
+	free(err);
+	load_into(t, "dir /a\n");
+	refused_over_budget(t, "file /f", "1 more nodes");
+	cfs_tree_free(t);
+}
+END_TEST
+
+/* Counts past the old fixed cap of 20,000,000 parse: only the budget refuses them (a small one
+ * here, so nothing is built). */
+START_TEST(test_node_counts_past_20M_parse)
+{
+	struct cfs_tree *t = load("");
+
+	cfs_tree_set_node_limit(t, 100);
+	refused_over_budget(t, "wide /w 25000000", "25000001 more nodes");
+	refused_over_budget(t, "deep /d 30000000", "30000001 more nodes");
+	refused_over_budget(t, "chain /c 40000000 t", "40000001 more nodes");
+	/* fanout 300: 150 files, 30 links, 120 directories each: 1 + 300 + 36000 + 4320000 +
+	 * 518400000 */
+	refused_over_budget(t, "tree /t depth=4 fanout=300 files=50% links=10%",
+			    "522756301 more nodes");
+	cfs_tree_free(t);
+}
+END_TEST
+
 void spec_gen_tests(TCase *gen)
 {
+	tcase_add_test(gen, test_node_budget_refuses_lines_unchanged);
+	tcase_add_test(gen, test_node_counts_past_20M_parse);
 	tcase_add_test(gen, test_chain_is_serial_at_nesting_one);
 	tcase_add_test(gen, test_chain_absolute_target_and_length_one);
 	tcase_add_test(gen, test_chain_40_passes_and_41_is_eloop);
