@@ -120,7 +120,7 @@ expect_eq "runner: the suite's output is in its log, not on the terminal" \
 	"$(cat "$T/build/check/unit-bad.log")|$(printf '%s\n' "$out" | grep -c '^66%')"
 
 # --- side by side, alone, once ----------------------------------------------------------------
-# Made-up mount scripts, each writing when it ran ("NAME START END", ns) to $T/spans. Two plain
+# Made-up mount scripts, each writing when it ran ("NAME.TRANSPORT START END", ns) to $T/spans. Two plain
 # ones meet (each waits, with a timeout, for the other's start file): they only pass when run
 # side by side. The "alone" ones must overlap nothing; the "once" one is left out over the ring.
 S=$T/scripts
@@ -134,7 +134,7 @@ mk_script() { # NAME MARK PEER: a script that ran, waiting for PEER's start if P
 			echo "i=0; while [ ! -e $T/started.$3 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done"
 			echo "[ -e $T/started.$3 ] || { echo '$1: no $3 beside it'; echo '$1: 0 passed, 1 failed'; exit 1; }"
 		fi
-		echo "echo \"$1 \$s \$(date +%s%N)\" >>$T/spans"
+		echo "echo \"$1.\${CHAINFS_TRANSPORT:-dev} \$s \$(date +%s%N)\" >>$T/spans"
 		echo "echo '$1: 1 passed, 0 failed'"
 	} >"$S/$1.sh"
 }
@@ -156,14 +156,46 @@ overlaps() {
 		for (k in s) if (k != n && s[k] < e[n] && s[n] < e[k]) c++
 		print c }' "$T/spans"
 }
-expect_eq "alone: a1 beside nothing" 0 "$(overlaps a1)"
-expect_eq "alone: a2 beside nothing" 0 "$(overlaps a2)"
+expect_eq "alone: a1 beside nothing" 0 "$(overlaps a1.dev)"
+expect_eq "alone: a2 beside nothing" 0 "$(overlaps a2.dev)"
 rm -f "$T/spans" "$T"/started.*
 out=$(run_stage uring)
 expect_eq "uring: all but the once one" "4 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
-expect_eq "uring: the once one did not run" 0 "$(grep -c '^o ' "$T/spans")"
+expect_eq "uring: the once one did not run" 0 "$(grep -c '^o\.' "$T/spans")"
 expect_eq "uring: the module parameter is on for the stage" "Y" "$(cat "$T/param.x")"
 expect_eq "uring: and put back after" "N" "$(cat "$T/param")"
+rm -f "$T/spans" "$T"/started.*
+out=$(run_stage mounts)
+expect_eq "mounts: both transports in one pool, but the once one over the ring" \
+	"9 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
+expect_eq "mounts: the once one ran once" 1 "$(grep -c '^o\.' "$T/spans")"
+for a in a1.dev a2.dev a1.uring a2.uring; do
+	expect_eq "mounts: $a beside nothing" 0 "$(overlaps $a)"
+done
+expect_eq "mounts: x ran over both transports" \
+	"x.dev x.uring" "$(sed -n 's/^\(x\.[a-z]*\) .*/\1/p' "$T/spans" | sort | paste -sd' ')"
+expect_eq "mounts: the module parameter is on for the pool" "Y" "$(cat "$T/param.y")"
+expect_eq "mounts: and put back after" "N" "$(cat "$T/param")"
+# the whole: a made-up asan suite (the side job) that lasts until a plain script, an alone one
+# and... has started beside it; a quiet script must meet nothing, the side job included
+rm -f "$T/spans" "$T"/started.*
+mk_script q "# check: quiet: made up" ""
+printf '%s\n' '#!/bin/sh' "s=\$(date +%s%N); : >$T/started.side" \
+	"i=0; while [ ! -e $T/started.a1 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done" \
+	"echo \"side.asan \$s \$(date +%s%N)\" >>$T/spans" \
+	'echo "100%: Checks: 1, Failures: 0, Errors: 0"' >"$T/side"
+chmod +x "$T/side"
+out=$(cd "$ROOT" && MAKE=true BUILD="$T/build4" SHELL_TESTS="$S/x.sh $S/a1.sh $S/y.sh $S/q.sh" \
+	ASAN_UNIT_TESTS="$T/side" FUZZ_TARGETS= CHECK_URING_PARAM="$T/param" V= \
+	bash tools/check.sh all)
+expect_eq "all: the side suite, the build steps and every script over both transports" \
+	"11 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
+expect_eq "all: the side job ran beside the plain scripts' four runs and an alone one" 5 \
+	"$(overlaps side.asan)"
+expect_eq "all: the alone one met the side job and no other script" 1 "$(overlaps a1.dev)"
+for q in q.dev q.uring; do
+	expect_eq "all: quiet $q beside nothing, the side job included" 0 "$(overlaps $q)"
+done
 printf '#!/bin/sh\necho "sk: skipped: made up"\n' >"$S/sk.sh"
 out=$(cd "$ROOT" && MAKE=true BUILD="$T/build3" SHELL_TESTS="$S/sk.sh" V= bash tools/check.sh integration)
 expect_eq "a skipped script: its line says skip and why" 1 \

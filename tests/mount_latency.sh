@@ -2,7 +2,7 @@
 # `stats` latency: every request the daemon serves is in its op's histogram, every walk in
 # the resolver's, quantiles are ordered, `stats reset` empties them, and `resolve` says how
 # long its walk took.
-# check: alone: it checks the daemon's own timings of requests
+# check: quiet: it checks the daemon's own timings of requests
 . "$(dirname "$0")/lib.sh"
 
 M=$T/mnt

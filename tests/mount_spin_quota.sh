@@ -12,7 +12,7 @@
 #   supplies (no quota the kernel enforces: it checks where the daemon looks for it).
 # Root. A hierarchy that cannot be used is named with why; skipped when none can be.
 # check: once: the spin is the same code whatever the transport
-# check: alone: it measures a daemon's CPU under a cgroup quota, and may move the controller
+# check: quiet: it measures a daemon's CPU under a cgroup quota, and may move the controller
 . "$(dirname "$0")/lib.sh"
 
 [ "$(id -u)" = 0 ] || skip "needs root to make a cgroup"

@@ -16,14 +16,19 @@
 #   uring        the same scripts again over FUSE over io_uring (CHAINFS_TRANSPORT=uring),
 #                but for those that say "# check: once" (each script skips, saying why, on
 #                a kernel without the ring)
+#   mounts       integration and uring in one pool: no suite waits for the other stage's
+#                slowest to end, and the "alone" ones of both run at its end
+#   all          asan, mounts and fuzz at once: the asan suites, then the fuzz targets, one at
+#                a time beside the mount pool (what make check runs)
 #   fuzz         each libFuzzer target (FUZZ_TARGETS) for 60 s
 #   bench        the benchmarks' smoke run (BENCH_QUICK=1): each script passes if it runs
 #                to its end; its numbers are not meaningful and stay in files
 # Within a stage, suites run side by side, CHECK_JOBS at a time (default 2; 3 for the mount
 # stages, whose suites mostly wait on the kernel and on their daemons): each uses its own
-# temp dir and mountpoints. A script that changes what others see (a sysctl, a module
-# parameter, the kernel's caches) or that measures time says "# check: alone: WHY" and runs
-# with nothing beside it. A line a suite, in the order they end.
+# temp dir and mountpoints. A script that changes what other mounts see (a module parameter,
+# the kernel's caches) says "# check: alone: WHY" and runs with no other mount script beside
+# it; one that measures time says "# check: quiet: WHY" and runs with nothing at all beside
+# it. A line a suite, in the order they end.
 # The Makefile passes MAKE, BUILD and the lists in the environment. V=1 also streams each
 # suite's output to the terminal, one suite at a time.
 set -u
@@ -100,22 +105,28 @@ one() {
 	wait # once more should a signal have cut the first short
 }
 
-# pool JOBS: the suites queued by queue since the last pool run, JOBS at a time; those
-# marked alone after the others, one at a time. V=1 runs everything one at a time.
+# pool JOBS: the suites queued by queue since the last pool run, JOBS at a time; then those
+# marked alone, one at a time (beside no other suite of the pool: the side job, which mounts
+# nothing, may go on); then those marked quiet, with nothing at all beside them, the side job
+# waited for first. V=1 runs everything one at a time.
 QUEUE=()
-queue() { # ALONE NAME COMMAND... (ALONE: 1 or 0; the command's words joined by tabs)
+SIDE_PID= # the side job's pid while one runs (stage_all)
+queue() { # PHASE NAME COMMAND... (PHASE: 0, 1 alone, 2 quiet; the words joined by tabs)
 	local IFS=$'\t'
 	QUEUE+=("$*")
 }
+# running: how many of the pool's suites run (the side job is not one)
+running() { jobs -rp | grep -cvx "${SIDE_PID:-none}"; }
 pool() {
-	local jobs=$1 item alone words
+	local jobs=$1 item phase words
 	[ "${V:-}" != 1 ] || jobs=1
-	for alone in 0 1; do
-		[ "$alone" = 0 ] || wait
+	for phase in 0 1 2; do
+		if [ "$phase" = 2 ]; then wait; else while [ "$(running)" -gt 0 ]; do wait -n; done; fi
+		[ "$phase" = 0 ] || jobs=1
 		for item in "${QUEUE[@]}"; do
-			[ "${item%%$'\t'*}" = "$alone" ] || continue
+			[ "${item%%$'\t'*}" = "$phase" ] || continue
 			[ -z "$stop" ] || break
-			while [ "$(jobs -rp | wc -l)" -ge "$jobs" ] || { [ "$alone" = 1 ] && [ -n "$(jobs -rp)" ]; }; do
+			while [ "$(running)" -ge "$jobs" ]; do
 				wait -n
 			done
 			IFS=$'\t' read -r -a words <<<"${item#*$'\t'}"
@@ -130,7 +141,9 @@ pool() {
 marked() {
 	grep -q "^# check: $2:" "$1"
 }
-alone_of() { if marked "$1" alone; then echo 1; else echo 0; fi; }
+phase_of() {
+	if marked "$1" quiet; then echo 2; elif marked "$1" alone; then echo 1; else echo 0; fi
+}
 
 stage_unit() {
 	one format "$MAKE" -s format-check
@@ -144,50 +157,85 @@ stage_unit() {
 	pool "${CHECK_JOBS:-2}"
 }
 
-stage_asan() {
+build_asan() {
 	one build/asan "$MAKE" -j"${CHECK_JOBS:-2}" BUILD=build-asan OPT="${ASAN_OPT:-}" \
 		SAN="${ASAN_SAN:-}" ${ASAN_UNIT_TESTS:-} build-asan/chainfs
+}
+queue_asan() {
 	for t in ${ASAN_UNIT_TESTS:-}; do
 		queue 0 "asan/${t##*/}" env CK_DEFAULT_TIMEOUT=600 "$t"
 	done
+}
+stage_asan() {
+	build_asan
+	queue_asan
 	pool "${CHECK_JOBS:-2}"
 }
 
-stage_integration() {
+# queue_mounts TRANSPORT...: the mount scripts over each TRANSPORT (dev: /dev/fuse, as the
+# scripts default to; uring: FUSE over io_uring, but for the scripts that say "# check: once"),
+# a script's runs one after the other in the queue, so that the long ones start early
+queue_mounts() {
+	local t tr
 	for t in ${SHELL_TESTS:-}; do
-		queue "$(alone_of "$t")" "mount/$(basename "$t" .sh)" env BUILD="$BUILD" sh "$t"
+		for tr in "$@"; do
+			if [ "$tr" = dev ]; then
+				queue "$(phase_of "$t")" "mount/$(basename "$t" .sh)" env BUILD="$BUILD" sh "$t"
+			elif ! marked "$t" once; then
+				queue "$(phase_of "$t")" "uring/$(basename "$t" .sh)" env BUILD="$BUILD" \
+					CHAINFS_TRANSPORT=uring sh "$t"
+			fi
+		done
 	done
-	pool "${CHECK_JOBS:-3}"
 }
 
 # The scripts side by side would each save the module parameter, turn it on and put back
 # what they saw: one could put "N" back under another's ring. The stage turns it on once
-# for all of them and puts it back after.
+# for all of them and puts it back after (the /dev/fuse runs do not look at it).
 URING_PARAM=${CHECK_URING_PARAM:-/sys/module/fuse/parameters/enable_uring}
-stage_uring() {
+# mount_pool TRANSPORT...: the mount scripts over those transports in one pool
+mount_pool() {
 	local saved=
-	if [ -w "$URING_PARAM" ]; then
+	if [ -w "$URING_PARAM" ] && [ "$*" != dev ]; then
 		saved=$(cat "$URING_PARAM")
 		trap 'echo "$saved" >"$URING_PARAM"' EXIT
 		echo Y >"$URING_PARAM"
 	fi
-	for t in ${SHELL_TESTS:-}; do
-		marked "$t" once && continue
-		queue "$(alone_of "$t")" "uring/$(basename "$t" .sh)" env BUILD="$BUILD" \
-			CHAINFS_TRANSPORT=uring sh "$t"
-	done
+	queue_mounts "$@"
 	pool "${CHECK_JOBS:-3}"
 	[ -z "$saved" ] || echo "$saved" >"$URING_PARAM"
 	trap - EXIT
 }
+stage_integration() { mount_pool dev; }
+stage_uring() { mount_pool uring; }
+stage_mounts() { mount_pool dev uring; }
 
+# stage_fuzz [JOBS]: the fuzz targets, JOBS at a time (CHECK_JOBS, else 2)
 stage_fuzz() {
-	one build/fuzz "$MAKE" -j"${CHECK_JOBS:-2}" fuzz-build
+	local jobs=${1:-${CHECK_JOBS:-2}}
+	one build/fuzz "$MAKE" -j"$jobs" fuzz-build
 	for t in ${FUZZ_TARGETS:-}; do
 		queue 0 "fuzz/$t" env FUZZ_SECONDS=60 FUZZ_BUILD="${FUZZ_BUILD:-build-fuzz}" \
 			sh tests/fuzz/run.sh "$t"
 	done
-	pool "${CHECK_JOBS:-2}"
+	pool "$jobs"
+}
+
+# stage_all: asan, mounts and fuzz at once. The asan suites and then the fuzz targets, which
+# want a CPU each and mount nothing, run one at a time as a side job beside the mount scripts
+# (over both transports), which mostly wait on the kernel and their daemons; the scripts
+# marked alone run beside the side job too (what they change is what mounts see), those
+# marked quiet (they time things) after it, with nothing beside them.
+stage_all() {
+	build_asan
+	(
+		queue_asan
+		pool 1
+		stage_fuzz 1
+	) &
+	SIDE_PID=$!
+	mount_pool dev uring
+	SIDE_PID=
 }
 
 stage_bench() {
@@ -202,7 +250,7 @@ stage_bench() {
 echo "check: $*; each suite's output is in $LOGS/ (V=1 shows it as it runs)"
 for s in "$@"; do
 	case $s in
-	unit | asan | integration | uring | fuzz | bench) "stage_$s" ;;
+	unit | asan | integration | uring | mounts | fuzz | all | bench) "stage_$s" ;;
 	*)
 		echo "check.sh: unknown stage '$s'" >&2
 		exit 2
