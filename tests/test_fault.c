@@ -129,6 +129,19 @@ START_TEST(test_refused_rules_say_why)
 	    {"op=any path=/x attr=size:1", "give op=getattr or op=lookup"},
 	    {"op=getattr path=/x attr=size:1 errno=EIO", "exclude each other"},
 	    {"op=getattr path=/x attr=size:1 kill=TERM", "kill= goes alone"},
+	    {"op=getattr path=/x after=0 errno=EIO", "after= takes 1.."},
+	    {"op=getattr path=/x after=-1 errno=EIO", "after= takes 1.."},
+	    {"op=getattr path=/x after=x errno=EIO", "after= takes 1.."},
+	    {"op=getattr path=/x after=2 nth=3 errno=EIO", "after= and nth= contradict"},
+	    {"op=getattr path=/x nth=3 after=2 change=unlink /x", "after= and nth= contradict"},
+	    {"op=getattr path=/x up=100 errno=EIO", "up= and down= go together"},
+	    {"op=getattr path=/x down=100 errno=EIO", "up= and down= go together"},
+	    {"op=getattr path=/x up=0 down=5 errno=EIO", "up= and down= take 1..3600000"},
+	    {"op=getattr path=/x up=5 down=3600001 errno=EIO", "up= and down= take 1..3600000"},
+	    {"op=getattr path=/x to=/d/* errno=EIO", "give op=rename, op=link or op=symlink"},
+	    {"op=any path=/x to=/d/* errno=EIO", "give op=rename, op=link or op=symlink"},
+	    {"op=unlink path=/x to=/d/* kill=TERM", "give op=rename, op=link or op=symlink"},
+	    {"op=rename path=/x to= errno=EIO", "to= takes a glob"},
 	};
 	struct cfs_faults *f = cfs_faults_new();
 
@@ -364,6 +377,12 @@ START_TEST(test_how_often_a_rule_fires)
 	    {"op=lookup path=/x nth=3 change=dir /a", "001000"},
 	    {"op=lookup path=/x count=4 change=dir /a", "111100"},
 	    {"op=lookup path=/x when=before count=2 change=dir /a", "110000"},
+	    /* after=N: every match after the first N; with count= the first hits after them;
+	     * a change rule still fires once unless told */
+	    {"op=lookup path=/x after=2 every change=dir /a", "001111"},
+	    {"op=lookup path=/x after=2 count=2 change=dir /a", "001100"},
+	    {"op=lookup path=/x after=2 change=dir /a", "001000"},
+	    {"op=lookup path=/x after=5 every change=dir /a", "000001"},
 	};
 	char got[8];
 
@@ -393,6 +412,72 @@ START_TEST(test_who_takes_only_that_sender)
 	/* comm is read from /proc: this process's name, not init's */
 	ck_assert(!cfs_fault_match_who(f, CFS_OP_getattr, "/c", &other, CFS_FAULT_ERRNO, &fx));
 	ck_assert(cfs_fault_match_who(f, CFS_OP_getattr, "/c", &me, CFS_FAULT_ERRNO, &fx));
+	cfs_faults_free(f);
+}
+END_TEST
+
+static gint64 fake_now_us; /* the clock of the window tests */
+static gint64 fake_clock(void)
+{
+	return fake_now_us;
+}
+
+/* Does an errno rule of F hit a getattr of /w at T ms after the rule was added (at 1000 s)? */
+static char window_hit(struct cfs_faults *f, gint64 t_ms)
+{
+	struct cfs_fault_effect fx;
+
+	fake_now_us = 1000000000 + t_ms * 1000;
+	return cfs_fault_match(f, CFS_OP_getattr, "/w", CFS_FAULT_ERRNO, &fx) ? '1' : '0';
+}
+
+START_TEST(test_windows_fire_up_and_rest_down)
+{
+	static const gint64 at_ms[] = {0, 5, 9, 10, 20, 29, 30, 39, 40, 100, 119, 120};
+	struct cfs_faults *f = cfs_faults_new();
+	char got[16] = "", *log;
+	JsonBuilder *b = json_builder_new();
+
+	cfs_faults_clock(f, fake_clock);
+	fake_now_us = 1000000000;
+	ck_assert_int_gt(add(f, "op=getattr path=/w up=10 down=20 errno=EIO", NULL), 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(at_ms); i++)
+		got[i] = window_hit(f, at_ms[i]);
+	/* up 0..9, down 10..29, up 30..39, down 40..59, ..., up 90..99, down 100..119, up 120 */
+	ck_assert_str_eq(got, "111000110001");
+	/* nth=, count= and after= count the requests of the up windows only */
+	cfs_fault_clear(f);
+	fake_now_us = 1000000000;
+	ck_assert_int_gt(add(f, "op=getattr path=/w up=10 down=20 after=1 count=2 errno=EIO", NULL),
+			 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(at_ms); i++)
+		got[i] = window_hit(f, at_ms[i]);
+	ck_assert_str_eq(got, "011000000000");
+	/* the log says where in its up window each hit came */
+	json_builder_begin_object(b);
+	cfs_fault_log(f, b);
+	json_builder_end_object(b);
+	log = json_to_string(json_builder_get_root(b), FALSE);
+	ck_assert_ptr_nonnull(strstr(log, "\"window_us\":9000"));
+	g_free(log);
+	g_object_unref(b);
+	cfs_faults_free(f);
+}
+END_TEST
+
+START_TEST(test_to_takes_the_new_path)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	const struct cfs_fault_who in_d = {.to = "/d/new"}, elsewhere = {.to = "/e/new"};
+
+	add(f, "op=rename path=/a* to=/d/* errno=EXDEV", NULL);
+	ck_assert(cfs_fault_match_who(f, CFS_OP_rename, "/a1", &in_d, CFS_FAULT_ERRNO, &fx));
+	ck_assert_int_eq(fx.err, EXDEV);
+	ck_assert(!cfs_fault_match_who(f, CFS_OP_rename, "/a1", &elsewhere, CFS_FAULT_ERRNO, &fx));
+	ck_assert(!cfs_fault_match_who(f, CFS_OP_rename, "/b1", &in_d, CFS_FAULT_ERRNO, &fx));
+	/* a request whose new path is unknown passes a to= rule by */
+	ck_assert(!cfs_fault_match(f, CFS_OP_rename, "/a1", CFS_FAULT_ERRNO, &fx));
 	cfs_faults_free(f);
 }
 END_TEST
@@ -720,6 +805,8 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_a_change_rule_fires_once_unless_told);
 	tcase_add_test(tc, test_how_often_a_rule_fires);
 	tcase_add_test(tc, test_who_takes_only_that_sender);
+	tcase_add_test(tc, test_windows_fire_up_and_rest_down);
+	tcase_add_test(tc, test_to_takes_the_new_path);
 	tcase_add_test(tc, test_the_log_names_the_sender_and_the_change);
 	tcase_add_test(tc, test_a_read_only_mount_refuses_change_rules);
 	tcase_add_test(tc, test_an_errno_list_draws_with_the_seed);
