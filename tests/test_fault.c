@@ -437,6 +437,7 @@ START_TEST(test_windows_fire_up_and_rest_down)
 	struct cfs_faults *f = cfs_faults_new();
 	char got[16] = "", *log;
 	JsonBuilder *b = json_builder_new();
+	JsonNode *root;
 
 	cfs_faults_clock(f, fake_clock);
 	fake_now_us = 1000000000;
@@ -457,11 +458,70 @@ START_TEST(test_windows_fire_up_and_rest_down)
 	json_builder_begin_object(b);
 	cfs_fault_log(f, b);
 	json_builder_end_object(b);
-	log = json_to_string(json_builder_get_root(b), FALSE);
+	root = json_builder_get_root(b);
+	log = json_to_string(root, FALSE);
+	json_node_unref(root);
 	ck_assert_ptr_nonnull(strstr(log, "\"window_us\":9000"));
 	g_free(log);
 	g_object_unref(b);
 	cfs_faults_free(f);
+}
+END_TEST
+
+/* after=, windows and to= are the matcher's: every kind of rule goes by them */
+START_TEST(test_every_kind_goes_by_the_selectors)
+{
+	static const struct {
+		const char *op, *effect;
+		enum cfs_op code;
+		enum cfs_fault_kind kind;
+	} cases[] = {
+	    {"read", "errno=EIO", CFS_OP_read, CFS_FAULT_ERRNO},
+	    {"read", "delay=5", CFS_OP_read, CFS_FAULT_DELAY},
+	    {"read", "hold", CFS_OP_read, CFS_FAULT_DELAY},
+	    {"read", "short=3", CFS_OP_read, CFS_FAULT_SHORT},
+	    {"write", "nowrite", CFS_OP_write, CFS_FAULT_NOWRITE},
+	    {"read", "kill=TERM", CFS_OP_read, CFS_FAULT_KILL},
+	    {"read", "corrupt=zero", CFS_OP_read, CFS_FAULT_CORRUPT},
+	    {"getattr", "attr=size:1", CFS_OP_getattr, CFS_FAULT_ATTR},
+	    {"read", "every change=dir /a", CFS_OP_read, CFS_FAULT_CHANGE},
+	};
+	/* up 0..9, down 10..29, up 30..: the request at 12 ms rests; after=2 lets 2 pass */
+	static const gint64 at_ms[] = {0, 5, 12, 31};
+	const struct cfs_fault_who to_d = {.to = "/d/n"}, to_e = {.to = "/e/n"};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct cfs_faults *f = cfs_faults_new();
+		struct cfs_fault_effect fx;
+		char got[8] = "";
+		gchar *args = g_strdup_printf("op=%s path=/x up=10 down=20 after=2 %s", cases[i].op,
+					      cases[i].effect);
+
+		cfs_faults_clock(f, fake_clock);
+		fake_now_us = 1000000000;
+		ck_assert_msg(add(f, args, NULL) > 0, "%s refused", args);
+		for (size_t t = 0; t < G_N_ELEMENTS(at_ms); t++) {
+			fake_now_us = 1000000000 + at_ms[t] * 1000;
+			got[t] =
+			    cfs_fault_match(f, cases[i].code, "/x", cases[i].kind, &fx) ? '1' : '0';
+		}
+		ck_assert_msg(strcmp(got, "0001") == 0, "%s: %s", args, got);
+		g_free(args);
+		/* the same effect on a rename with to= (short= and corrupt= are read's alone) */
+		if (cases[i].kind != CFS_FAULT_SHORT && cases[i].kind != CFS_FAULT_CORRUPT &&
+		    cases[i].kind != CFS_FAULT_NOWRITE && cases[i].kind != CFS_FAULT_ATTR) {
+			args = g_strdup_printf("op=rename path=/x to=/d/* %s", cases[i].effect);
+			ck_assert_msg(add(f, args, NULL) > 0, "%s refused", args);
+			ck_assert_msg(
+			    !cfs_fault_match_who(f, CFS_OP_rename, "/x", &to_e, cases[i].kind, &fx),
+			    "%s", args);
+			ck_assert_msg(
+			    cfs_fault_match_who(f, CFS_OP_rename, "/x", &to_d, cases[i].kind, &fx),
+			    "%s", args);
+			g_free(args);
+		}
+		cfs_faults_free(f);
+	}
 }
 END_TEST
 
@@ -807,6 +867,7 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_who_takes_only_that_sender);
 	tcase_add_test(tc, test_windows_fire_up_and_rest_down);
 	tcase_add_test(tc, test_to_takes_the_new_path);
+	tcase_add_test(tc, test_every_kind_goes_by_the_selectors);
 	tcase_add_test(tc, test_the_log_names_the_sender_and_the_change);
 	tcase_add_test(tc, test_a_read_only_mount_refuses_change_rules);
 	tcase_add_test(tc, test_an_errno_list_draws_with_the_seed);
