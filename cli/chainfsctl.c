@@ -293,8 +293,9 @@ static const char *fault_effect(JsonObject *f, char *buf, size_t size)
 static void fault_details(JsonObject *f)
 {
 	GString *line = g_string_new(NULL);
-	static const char *const keys[] = {"when", "nth",   "count", "pid", "uid",
-					   "comm", "bytes", "at",    "len", "attr"};
+	static const char *const keys[] = {"when", "nth",    "count", "after", "up",
+					   "down", "window", "to",    "pid",   "uid",
+					   "comm", "bytes",  "at",    "len",   "attr"};
 
 	for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
 		JsonNode *v = json_object_get_member(f, keys[i]);
@@ -364,6 +365,11 @@ static void fault_hit_details(JsonObject *h)
 		g_string_append_printf(line, " corrupt=%s", str_of(h, "corrupt"));
 	if (str_of(h, "attr"))
 		g_string_append_printf(line, " attr=%s", str_of(h, "attr"));
+	if (str_of(h, "to"))
+		g_string_append_printf(line, " to=%s", str_of(h, "to"));
+	if (json_object_has_member(h, "window_us"))
+		g_string_append_printf(line, " window_us=%" G_GINT64_FORMAT,
+				       json_object_get_int_member(h, "window_us"));
 	if (json_object_has_member(h, "offset"))
 		g_string_append_printf(line, " offset=%" G_GINT64_FORMAT " size=%" G_GINT64_FORMAT,
 				       json_object_get_int_member(h, "offset"),

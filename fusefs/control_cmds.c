@@ -479,7 +479,8 @@ static char *cmd_dump(struct cfs_control *c, const char *args)
 #define CFS_FAULT_USAGE                                                                            \
 	"usage: fault add op=OP path=GLOB [errno=E[|E...]|short=N|nowrite|corrupt=zero|random|"    \
 	"flip [bytes=N]|attr=F:V[,F:V...]|kill=SIG [errno=E]] [at=OFF,len=N] [prob=P] [seed=S] "   \
-	"[delay=MS] [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] "                       \
+	"[delay=MS] [once|every|nth=N|count=N] [after=N] [up=MS down=MS] [to=GLOB] [pid=N] "       \
+	"[uid=N] [comm=NAME] "                                                                     \
 	"[when=before|after change=LINE[; LINE...]] | fault add op=OP path=GLOB hold|hold=MS "     \
 	"[...] | fault release ID | fault remove ID | fault list | fault log | fault clear"
 

@@ -21,7 +21,8 @@
 		 "short=N|nowrite|corrupt=zero|random|flip [bytes=N]|attr=F:V[,F:V...]|"    \
 		 "kill=SIG [errno=E]|"                                                      \
 		 "delay=MS|hold|hold=MS|change=LINE[;LINE...] [at=OFF,len=N] [prob=P] "     \
-		 "[seed=S] [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME] "         \
+		 "[seed=S] [once|every|nth=N|count=N] [after=N] [up=MS down=MS] [to=GLOB] " \
+		 "[pid=N] [uid=N] [comm=NAME] "                                             \
 		 "[when=before|after] (change= last); release ID; remove ID)")              \
 	X(record, "start FILE|replace FILE|stop (no argument: the status)")                 \
 	X(unmount, "")

@@ -11,9 +11,10 @@
 #include <string.h>
 
 enum {
-	CFS_FAULT_MAX_DELAY_MS = 600000, /* ten minutes: longer would only hang clients */
-	CFS_FAULT_ERRNOS = 16,		 /* errno=E1|E2|...: as many as a line reads well */
-	CFS_FAULT_MAX_BYTES = 1 << 20,	 /* corrupt's bytes=: a read is at most 1 MiB */
+	CFS_FAULT_MAX_DELAY_MS = 600000,   /* ten minutes: longer would only hang clients */
+	CFS_FAULT_ERRNOS = 16,		   /* errno=E1|E2|...: as many as a line reads well */
+	CFS_FAULT_MAX_BYTES = 1 << 20,	   /* corrupt's bytes=: a read is at most 1 MiB */
+	CFS_FAULT_MAX_WINDOW_MS = 3600000, /* up= and down=: an hour each at most */
 };
 
 static const char *const cfs_corrupt_names[] = {"", "zero", "random", "flip"};
@@ -79,6 +80,11 @@ struct cfs_fault {
 	bool has_pid, has_uid;
 	uint32_t pid, uid;
 	char *comm;
+	uint64_t skip;		 /* after=N: the first N matching requests pass (0: none) */
+	unsigned up_ms, down_ms; /* up=MS down=MS: fires up ms, rests down ms, from start_us */
+	gint64 start_us;	 /* when added, on F's clock (monotonic) */
+	gint64 start_real_us;	 /* ... and on the wall clock, for `fault list` */
+	char *to;		 /* to=GLOB: rename's, link's and symlink's new path must match */
 };
 
 /* One hit, as `fault log` shows it: enough to tell which draw of which seed fired, who sent
@@ -94,8 +100,10 @@ struct cfs_fault_hit {
 	enum cfs_corrupt corrupt;
 	bool io; /* a read or a write: the bytes it spanned */
 	uint64_t off, size;
-	char *attr;   /* an attr rule's fields */
-	char *change; /* a change rule's lines, and how they went (NULL: not a change) */
+	char *attr;	  /* an attr rule's fields */
+	char *to;	  /* a rename's, link's or symlink's new path */
+	gint64 window_us; /* a window rule's place in its up window at the hit, or -1 */
+	char *change;	  /* a change rule's lines, and how they went (NULL: not a change) */
 	char *result;
 	double prob, draw; /* draw < 0: the rule always fires, nothing was drawn */
 	uint64_t seed, check;
@@ -111,7 +119,8 @@ struct cfs_faults {
 	const char *no_change; /* why change rules are refused (a read-only mount), or NULL */
 	uint64_t changes, changes_failed;
 	uint64_t kills, kills_unsent, corruptions; /* signals sent and not, reads corrupted */
-	uint64_t logged_base; /* logged at `stats reset`: logged itself numbers the log */
+	uint64_t logged_base;  /* logged at `stats reset`: logged itself numbers the log */
+	gint64 (*clock)(void); /* for up= and down= windows: monotonic microseconds */
 };
 
 /* A rule may give an errno's name or number (errname.h), up to what the kernel takes in a
@@ -125,6 +134,7 @@ static void cfs_fault_free(gpointer p)
 
 	g_free(r->glob);
 	g_free(r->comm);
+	g_free(r->to);
 	if (r->attrs)
 		g_free(r->attrs->text);
 	g_free(r->attrs);
@@ -136,6 +146,7 @@ static void cfs_fault_hit_free(struct cfs_fault_hit *h)
 {
 	g_free(h->path);
 	g_free(h->attr);
+	g_free(h->to);
 	g_free(h->change);
 	g_free(h->result);
 }
@@ -146,6 +157,7 @@ struct cfs_faults *cfs_faults_new(void)
 
 	f->rules = g_ptr_array_new_with_free_func(cfs_fault_free);
 	f->next_id = 1;
+	f->clock = g_get_monotonic_time;
 	/* rules on these would be accepted and never fire: refused, saying why */
 	for (int op = 0; op < CFS_OP_MAX; op++)
 		f->unsent[op] = cfs_op_nofault(op);
@@ -160,6 +172,11 @@ void cfs_faults_free(struct cfs_faults *f)
 	for (size_t i = 0; i < CFS_FAULT_LOG_MAX; i++)
 		cfs_fault_hit_free(&f->log[i]);
 	g_free(f);
+}
+
+void cfs_faults_clock(struct cfs_faults *f, gint64 (*now)(void))
+{
+	f->clock = now;
 }
 
 void cfs_fault_clear(struct cfs_faults *f)
@@ -377,6 +394,34 @@ static const char *cfs_fault_attrs_parse(struct cfs_fault *r, const char *val)
 	return bad;
 }
 
+/* after=, up=, down= and to=: NULL on success, else what is wrong; KEY unknown here:
+ * "unknown key". */
+static const char *cfs_fault_selector(struct cfs_fault *r, const char *key, const char *val)
+{
+	unsigned long v;
+	const char *bad;
+
+	if (strcmp(key, "after") == 0) {
+		bad = cfs_fault_number(val, UINT32_MAX, &v);
+		r->skip = v;
+		/* after=0 would be every match: refused as nth=0 is, so a typo shows */
+		return bad || !v ? "after= takes 1..4294967295 (the matching requests that pass "
+				   "first)"
+				 : NULL;
+	}
+	if (strcmp(key, "up") == 0 || strcmp(key, "down") == 0) {
+		bad = cfs_fault_number(val, CFS_FAULT_MAX_WINDOW_MS, &v);
+		*(key[0] == 'u' ? &r->up_ms : &r->down_ms) = (unsigned)v;
+		return bad || !v ? "up= and down= take 1..3600000 ms" : NULL;
+	}
+	if (strcmp(key, "to") == 0) {
+		g_free(r->to);
+		r->to = g_strdup(val);
+		return *val ? NULL : "to= takes a glob of the new path";
+	}
+	return "unknown key";
+}
+
 /* The effects and selectors of issue 34's rules: NULL on success, else what is wrong; KEY
  * unknown here: "unknown key". */
 static const char *cfs_fault_word2(struct cfs_fault *r, const char *key, const char *val)
@@ -405,7 +450,7 @@ static const char *cfs_fault_word2(struct cfs_fault *r, const char *key, const c
 		return cfs_fault_range(r, key, val);
 	if (strcmp(key, "attr") == 0)
 		return cfs_fault_attrs_parse(r, val);
-	return "unknown key";
+	return cfs_fault_selector(r, key, val);
 }
 
 /* One key=value word into R; NULL on success, else what is wrong. */
@@ -554,6 +599,21 @@ static const char *cfs_fault_check2(const struct cfs_fault *r)
 	return NULL;
 }
 
+/* What is wrong with the rule's after=, up=, down= and to=; NULL if nothing. */
+static const char *cfs_fault_check3(const struct cfs_fault *r)
+{
+	if (r->skip && r->nth)
+		return "after= and nth= contradict each other: nth=N fires at the Nth match only "
+		       "(after=M nth=N would be nth=M+N)";
+	if (!r->up_ms != !r->down_ms)
+		return "up= and down= go together: the rule fires for up= ms, then rests for "
+		       "down= ms, and again";
+	if (r->to && r->op != CFS_OP_rename && r->op != CFS_OP_link && r->op != CFS_OP_symlink)
+		return "to= matches the new path of a rename, link or symlink: give op=rename, "
+		       "op=link or op=symlink (no other op has one)";
+	return NULL;
+}
+
 /* What is wrong with the rule as a whole, with *what naming the culprit; NULL if nothing. */
 static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_fault *r,
 				   const char **what)
@@ -577,7 +637,7 @@ static const char *cfs_fault_check(const struct cfs_faults *f, const struct cfs_
 	if (r->change && (effects || r->delay_ms || r->kill_sig))
 		return "change= is a rule of its own: no errno=, short=, nowrite, corrupt=, kill= "
 		       "nor delay= with it";
-	if ((bad = cfs_fault_check2(r)))
+	if ((bad = cfs_fault_check2(r)) || (bad = cfs_fault_check3(r)))
 		return bad;
 	if (r->change && f->no_change)
 		return f->no_change;
@@ -674,6 +734,8 @@ int cfs_fault_add(struct cfs_faults *f, const char *args, char **err)
 		r->count = 1; /* a change happens once unless told otherwise */
 	if (r->corrupt && !r->corrupt_bytes)
 		r->corrupt_bytes = 1;
+	r->start_us = f->clock(); /* the first up window starts now */
+	r->start_real_us = g_get_real_time();
 	r->id = f->next_id++;
 	g_ptr_array_add(f->rules, r);
 	return (int)r->id;
@@ -750,6 +812,7 @@ static void cfs_fault_logged(struct cfs_faults *f, const struct cfs_fault *r, in
 				    .kill_sig = r->kill_sig,
 				    .corrupt = r->corrupt,
 				    .attr = r->attrs ? g_strdup(r->attrs->text) : NULL,
+				    .to = who && who->to ? g_strdup(who->to) : NULL,
 				    .io = who && who->io,
 				    .off = who ? who->off : 0,
 				    .size = who ? who->size : 0,
@@ -876,6 +939,26 @@ static bool cfs_fault_who_matches(const struct cfs_fault *r, const struct cfs_fa
 	       (cfs_fault_comm(who->pid, comm, sizeof(comm)) && strcmp(comm, r->comm) == 0);
 }
 
+/* Where in its up window the rule is now (microseconds since the window began), or -1 when it
+ * rests in a down window; 0 for a rule without windows. */
+static gint64 cfs_fault_window(const struct cfs_fault *r, gint64 now)
+{
+	gint64 up = (gint64)r->up_ms * 1000, cycle = up + (gint64)r->down_ms * 1000;
+	gint64 at;
+
+	if (!r->up_ms)
+		return 0;
+	at = (now - r->start_us) % cycle;
+	return at < up ? at : -1;
+}
+
+/* Does the request's new path (rename, link, symlink) match the rule's to=? A request without
+ * one (WHO NULL or no to) passes a to= rule by. */
+static bool cfs_fault_to_matches(const struct cfs_fault *r, const struct cfs_fault_who *who)
+{
+	return !r->to || (who && who->to && fnmatch(r->to, who->to, 0) == 0);
+}
+
 /* Does the request touch the rule's bytes (a rule with no at= takes every request)? A read
  * or write of 0 bytes touches none. */
 static bool cfs_fault_range_matches(const struct cfs_fault *r, const struct cfs_fault_who *who)
@@ -918,12 +1001,18 @@ bool cfs_fault_match_who(struct cfs_faults *f, enum cfs_op op, const char *path,
 	for (guint i = 0; f && i < f->rules->len; i++) {
 		struct cfs_fault *r = g_ptr_array_index(f->rules, i);
 		double draw = -1;
+		gint64 window;
 		if (!cfs_fault_is(r, kind) || cfs_fault_spent(r) ||
 		    (r->op != CFS_OP_MAX && r->op != (int)op) || fnmatch(r->glob, path, 0) != 0 ||
-		    !cfs_fault_who_matches(r, who) || !cfs_fault_range_matches(r, who))
+		    !cfs_fault_to_matches(r, who) || !cfs_fault_who_matches(r, who) ||
+		    !cfs_fault_range_matches(r, who))
+			continue;
+		/* a request in a down window does not match: nth=, count= and after= count
+		 * the requests of the up windows */
+		if ((window = cfs_fault_window(r, f->clock())) < 0)
 			continue;
 		r->checks++;
-		if (r->nth && r->checks != r->nth)
+		if ((r->nth && r->checks != r->nth) || r->checks <= r->skip)
 			continue;
 		if (r->prob < 1.0 && (draw = cfs_fault_draw(r)) >= r->prob)
 			continue;
@@ -934,6 +1023,7 @@ bool cfs_fault_match_who(struct cfs_faults *f, enum cfs_op op, const char *path,
 			  : r->nerrs   ? r->errs[0]
 				       : 0;
 		cfs_fault_logged(f, r, op, path, who, draw, err);
+		f->log[(f->logged - 1) % CFS_FAULT_LOG_MAX].window_us = r->up_ms ? window : -1;
 		*out = (struct cfs_fault_effect){.id = r->id,
 						 .err = err,
 						 .kill_sig = r->kill_sig,
@@ -949,7 +1039,9 @@ bool cfs_fault_match_who(struct cfs_faults *f, enum cfs_op op, const char *path,
 						 .hold = r->hold,
 						 .short_len = r->short_len,
 						 .change = r->change,
-						 .after = r->after};
+						 .after = r->after,
+						 .check = r->checks,
+						 .window_us = r->up_ms ? window : -1};
 		return true;
 	}
 	return false;
@@ -1012,9 +1104,25 @@ static void cfs_fault_more_json(const struct cfs_fault *r, JsonBuilder *b)
 	}
 	if (r->attrs)
 		cfs_json_str(b, "attr", r->attrs->text, -1);
+	if (r->skip)
+		cfs_json_int(b, "after", (gint64)r->skip);
+	if (r->to)
+		cfs_json_str(b, "to", r->to, -1);
 }
 
-static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
+/* A window rule's up= and down=, when its first window began (wall clock) and whether it is
+ * up or resting NOW. */
+static void cfs_fault_window_json(const struct cfs_fault *r, gint64 now, JsonBuilder *b)
+{
+	if (!r->up_ms)
+		return;
+	cfs_json_int(b, "up", r->up_ms);
+	cfs_json_int(b, "down", r->down_ms);
+	cfs_json_int(b, "started_us", r->start_real_us);
+	cfs_json_str(b, "window", cfs_fault_window(r, now) < 0 ? "down" : "up", -1);
+}
+
+static void cfs_fault_one(const struct cfs_fault *r, gint64 now, JsonBuilder *b)
 {
 	json_builder_begin_object(b);
 	cfs_json_int(b, "id", r->id);
@@ -1051,6 +1159,7 @@ static void cfs_fault_one(const struct cfs_fault *r, JsonBuilder *b)
 	if (r->comm)
 		cfs_json_str(b, "comm", r->comm, -1);
 	cfs_fault_more_json(r, b);
+	cfs_fault_window_json(r, now, b);
 	json_builder_set_member_name(b, "spent");
 	json_builder_add_boolean_value(b, cfs_fault_spent(r));
 	json_builder_end_object(b);
@@ -1060,7 +1169,7 @@ void cfs_fault_list(const struct cfs_faults *f, JsonBuilder *b)
 {
 	json_builder_begin_array(b);
 	for (guint i = 0; i < f->rules->len; i++)
-		cfs_fault_one(g_ptr_array_index(f->rules, i), b);
+		cfs_fault_one(g_ptr_array_index(f->rules, i), f->clock(), b);
 	json_builder_end_array(b);
 }
 
@@ -1081,6 +1190,10 @@ static void cfs_fault_hit_more_json(const struct cfs_fault_hit *h, JsonBuilder *
 		cfs_json_str(b, "corrupt", cfs_corrupt_names[h->corrupt], -1);
 	if (h->attr)
 		cfs_json_str(b, "attr", h->attr, -1);
+	if (h->to)
+		cfs_json_str(b, "to", h->to, -1);
+	if (h->window_us >= 0) /* where in its up window the hit came */
+		cfs_json_int(b, "window_us", h->window_us);
 	if (h->io) {
 		cfs_json_int(b, "offset", (gint64)h->off);
 		cfs_json_int(b, "size", (gint64)h->size);
@@ -1131,12 +1244,14 @@ void cfs_fault_log(const struct cfs_faults *f, JsonBuilder *b)
 
 void cfs_fault_stats(const struct cfs_faults *f, JsonBuilder *b)
 {
-	uint64_t live = 0, held = 0;
+	uint64_t live = 0, held = 0, resting = 0;
+	gint64 now = f->clock();
 
 	for (guint i = 0; i < f->rules->len; i++) {
 		const struct cfs_fault *r = g_ptr_array_index(f->rules, i);
 		live += !cfs_fault_spent(r);
 		held += r->held;
+		resting += !cfs_fault_spent(r) && cfs_fault_window(r, now) < 0;
 	}
 	cfs_json_int(b, "rules", f->rules->len);
 	cfs_json_int(b, "rules_standing", (gint64)live);
@@ -1144,6 +1259,7 @@ void cfs_fault_stats(const struct cfs_faults *f, JsonBuilder *b)
 	cfs_json_int(b, "changes", (gint64)f->changes);
 	cfs_json_int(b, "changes_failed", (gint64)f->changes_failed);
 	cfs_json_int(b, "held", (gint64)held);
+	cfs_json_int(b, "rules_resting", (gint64)resting); /* standing, in a down window now */
 	cfs_json_int(b, "kills", (gint64)f->kills);
 	cfs_json_int(b, "kills_unsent", (gint64)f->kills_unsent);
 	cfs_json_int(b, "corruptions", (gint64)f->corruptions);

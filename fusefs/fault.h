@@ -19,22 +19,29 @@ struct cfs_faults;
 
 struct cfs_faults *cfs_faults_new(void);
 void cfs_faults_free(struct cfs_faults *f);
+/* The clock up= and down= windows go by: monotonic microseconds (g_get_monotonic_time unless
+ * set; tests set their own). */
+void cfs_faults_clock(struct cfs_faults *f, gint64 (*now)(void));
 
 /* "op=NAME|any path=GLOB [errno=E|E1|E2...] [short=N] [nowrite] [kill=SIG]
  * [corrupt=zero|random|flip [bytes=N]] [attr=FIELD:VALUE,...] [at=OFF,len=N] [prob=P] [seed=S]
- * [delay=MS] [hold|hold=MS] [once|every|nth=N|count=N] [pid=N] [uid=N] [comm=NAME]
- * [when=before|after] [change=LINES]": the new rule's id (> 0, never given twice by F), or -EINVAL
- * with *err set to a malloc'ed message. change= takes the rest of ARGS: lines as change.h parses
- * them (one that does not parse refuses the rule). A change rule fires once unless told (every,
- * nth=N: at the Nth matching request only, count=N: at the first N); a rule that fired as often as
- * it may is spent: listed, never checked again. pid=, uid= and comm= take only requests of that
- * sender (the pid and uid the kernel puts in each request; comm as /proc/PID/comm). hold
- * keeps a matching request waiting until it is released (gate.h), hold=MS at most MS ms.
- * errno= with several errnos answers one drawn with the seed; kill= signals the request's
- * sender, then the request is answered (with errno= if given, else as usual); corrupt= (reads)
- * changes N bytes of what the read returns, drawn with the seed; at=OFF,len=N takes only * reads
- * and writes that touch those bytes of the file; attr= (getattr, lookup) answers with those fields
- * changed (size, mode, nlink, uid, gid, atime, mtime, ctime). */
+ * [delay=MS] [hold|hold=MS] [once|every|nth=N|count=N] [after=N] [up=MS down=MS] [to=GLOB]
+ * [pid=N] [uid=N] [comm=NAME] [when=before|after] [change=LINES]": the new rule's id (> 0, never
+ * given twice by F), or -EINVAL with *err set to a malloc'ed message. change= takes the rest of
+ * ARGS: lines as change.h parses them (one that does not parse refuses the rule). A change rule
+ * fires once unless told (every, nth=N: at the Nth matching request only, count=N: at the first N);
+ * a rule that fired as often as it may is spent: listed, never checked again. after=N lets the
+ * first N matching requests pass (with count=M: the M after them; not with nth=). up=MS down=MS:
+ * the rule fires only in its up windows, up ms each, the first from when it is added, with down ms
+ * of rest between them; a request in a down window does not match (nth=, count=, after= and prob=
+ * see only the up windows' requests). to=GLOB (rename, link, symlink): the new path must match too.
+ * pid=, uid= and comm= take only requests of that sender (the pid and uid the kernel puts in each
+ * request; comm as /proc/PID/comm). hold keeps a matching request waiting until it is released
+ * (gate.h), hold=MS at most MS ms. errno= with several errnos answers one drawn with the seed;
+ * kill= signals the request's sender, then the request is answered (with errno= if given, else as
+ * usual); corrupt= (reads) changes N bytes of what the read returns, drawn with the seed;
+ * at=OFF,len=N takes only * reads and writes that touch those bytes of the file; attr= (getattr,
+ * lookup) answers with those fields changed (size, mode, nlink, uid, gid, atime, mtime, ctime). */
 int cfs_fault_add(struct cfs_faults *f, const char *args, char **err);
 /* The rules of FILE (-o faults=FILE), one a line as cfs_fault_add takes them; blank lines
  * and lines starting with '#' are skipped. 0, or -errno with *err a malloc'ed "FILE:LINE:
@@ -105,6 +112,8 @@ struct cfs_fault_effect {
 	uint32_t short_len;		 /* short rules: at most this many bytes */
 	const struct cfs_change *change; /* change rules: F's, valid until F changes */
 	bool after;			 /* ... applied after the reply, not before the handler */
+	uint64_t check;			 /* the rule's how manyth matching request this was */
+	int64_t window_us;		 /* a window rule's place in its up window, or -1 */
 };
 
 /* Who sent a request: the pid and uid the kernel gave in it; for a read or a write (io) also
@@ -113,6 +122,7 @@ struct cfs_fault_who {
 	uint32_t pid, uid;
 	bool io;
 	uint64_t off, size;
+	const char *to; /* a rename's, link's or symlink's new path, for to= rules; or NULL */
 };
 
 /* Does a rule of KIND fire for OP on PATH sent by WHO (NULL: unknown, and rules that filter

@@ -58,17 +58,41 @@ static void cfs_request_path(struct cfs_daemon *d, const struct fuse_in_header *
 			RS_PATH_MAX);
 }
 
-/* Who sent the request, and for a read or a write the bytes of the file it spans. */
-static void cfs_request_who(const struct fuse_in_header *in, enum cfs_op op, size_t size,
-			    struct cfs_fault_who *who)
+/* A rename's new path into TO (its new directory's path plus the second name it carries), for
+ * to= rules; "" when the request is cut short. */
+static void cfs_rename_to(struct cfs_daemon *d, const struct fuse_in_header *in, size_t size,
+			  char *to)
+{
+	const char *old = cfs_request_name(in, size), *end = (const char *)in + size;
+	const char *name = old ? old + strlen(old) + 1 : NULL;
+
+	to[0] = '\0';
+	if (!name || name >= end || !memchr(name, '\0', (size_t)(end - name)))
+		return;
+	/* fuse_rename2_in starts as fuse_rename_in does: newdir first */
+	cfs_nodeid_path(d->tree, d->paths, ((const struct fuse_rename_in *)(in + 1))->newdir, name,
+			to, RS_PATH_MAX);
+}
+
+/* Who sent the request, for a read or a write the bytes of the file it spans, and for a
+ * rename, link or symlink its new path: TO's (RS_PATH_MAX bytes) for a rename, PATH for the
+ * others (their node is the new parent, their name the new entry's). */
+static void cfs_request_who(struct cfs_daemon *d, const struct fuse_in_header *in, enum cfs_op op,
+			    size_t size, const char *path, char *to, struct cfs_fault_who *who)
 {
 	*who = (struct cfs_fault_who){.pid = in->pid, .uid = in->uid};
 	if (op == CFS_OP_read && size >= sizeof(*in) + sizeof(struct fuse_read_in)) {
 		const struct fuse_read_in *r = (const void *)(in + 1);
-		*who = (struct cfs_fault_who){in->pid, in->uid, true, r->offset, r->size};
+		*who = (struct cfs_fault_who){in->pid, in->uid, true, r->offset, r->size, NULL};
 	} else if (op == CFS_OP_write && size >= sizeof(*in) + sizeof(struct fuse_write_in)) {
 		const struct fuse_write_in *w = (const void *)(in + 1);
-		*who = (struct cfs_fault_who){in->pid, in->uid, true, w->offset, w->size};
+		*who = (struct cfs_fault_who){in->pid, in->uid, true, w->offset, w->size, NULL};
+	} else if (op == CFS_OP_rename && to &&
+		   size >= sizeof(*in) + sizeof(struct fuse_rename_in)) {
+		cfs_rename_to(d, in, size, to);
+		who->to = to;
+	} else if (op == CFS_OP_link || op == CFS_OP_symlink) {
+		who->to = path;
 	}
 }
 
@@ -91,7 +115,7 @@ static bool cfs_fault_nowrite(struct cfs_daemon *d, const struct fuse_in_header 
 	struct cfs_fault_effect fx;
 	struct cfs_fault_who who;
 
-	cfs_request_who(in, CFS_OP_write, size, &who);
+	cfs_request_who(d, in, CFS_OP_write, size, path, NULL, &who);
 	if (size < sizeof(*in) + sizeof(struct fuse_write_in) ||
 	    !cfs_fault_match_who(d->faults, CFS_OP_write, path, &who, CFS_FAULT_NOWRITE, &fx))
 		return false;
@@ -110,7 +134,7 @@ static void cfs_fault_cut(struct cfs_daemon *d, struct fuse_in_header *in, enum 
 	struct cfs_fault_who who;
 	uint32_t *len;
 
-	cfs_request_who(in, op, size, &who);
+	cfs_request_who(d, in, op, size, path, NULL, &who);
 	if (op == CFS_OP_read && size >= sizeof(*in) + sizeof(struct fuse_read_in))
 		len = &((struct fuse_read_in *)(in + 1))->size;
 	else if (op == CFS_OP_write && size >= sizeof(*in) + sizeof(struct fuse_write_in))
@@ -134,7 +158,10 @@ static void cfs_fault_effect_record(struct cfs_daemon *d, const struct fuse_in_h
 					     .on = cfs_op_names[op],
 					     .path = path,
 					     .effect = effect,
-					     .error = error};
+					     .error = error,
+					     .check = fx->check,
+					     .windowed = fx->window_us >= 0,
+					     .window_us = fx->window_us};
 
 	cfs_record_trigger(d, &t);
 }
@@ -206,10 +233,11 @@ static bool cfs_fault_answer(struct cfs_daemon *d, struct fuse_in_header *in, en
 {
 	struct cfs_fault_effect fx;
 	struct cfs_fault_who who;
+	char to[RS_PATH_MAX];
 
 	if (cfs_op_nofault(op)) /* `op=any` rules pass these by */
 		return false;
-	cfs_request_who(in, op, size, &who);
+	cfs_request_who(d, in, op, size, path, to, &who);
 	if (cfs_fault_kill(d, in, op, path, &who, &fx) && fx.err) {
 		cfs_fault_errno(d, in, op, fx.err);
 		return true;
@@ -232,8 +260,9 @@ static bool cfs_fault_change_due(struct cfs_daemon *d, const struct fuse_in_head
 				 enum cfs_op op, const char *path, struct cfs_fault_effect *fx)
 {
 	struct cfs_fault_who who;
+	char to[RS_PATH_MAX];
 
-	cfs_request_who(in, op, size, &who);
+	cfs_request_who(d, in, op, size, path, to, &who);
 	return !cfs_op_nofault(op) &&
 	       cfs_fault_match_who(d->faults, op, path, &who, CFS_FAULT_CHANGE, fx);
 }
@@ -254,7 +283,10 @@ static void cfs_fault_change(struct cfs_daemon *d, uint32_t pid, enum cfs_op op,
 					     .path = path,
 					     .after = fx->after,
 					     .change = cfs_change_text(fx->change),
-					     .error = rc ? err : NULL};
+					     .error = rc ? err : NULL,
+					     .check = fx->check,
+					     .windowed = fx->window_us >= 0,
+					     .window_us = fx->window_us};
 
 	if (rc) /* fault log says it too */
 		g_debug("fault change: %s", err);
@@ -403,7 +435,8 @@ static bool cfs_maybe_delay(struct cfs_gate *g, const struct fuse_buf *buf, size
 	cfs_request_path(g->d, in, size, path);
 	/* over the ring the request keeps its entry while held: the transport bounds that */
 	struct cfs_fault_who who;
-	cfs_request_who(in, op, size, &who);
+	char to[RS_PATH_MAX];
+	cfs_request_who(g->d, in, op, size, path, to, &who);
 	if (!cfs_fault_match_who(g->d->faults, op, path, &who, CFS_FAULT_DELAY, &fx) ||
 	    !cfs_transport_hold(g->d->transport))
 		return false; /* a hold the ring has no entry for is served now, as a delay */

@@ -78,6 +78,9 @@ struct cfs_record_trigger {
 	bool after;
 	const char *change, *error; /* the rule's lines; why one failed, or NULL: applied */
 	const char *effect;	    /* a kill or corrupt rule's ("kill=SIGTERM"), or NULL */
+	uint64_t check;		    /* the rule's how manyth matching request (after=, nth=) */
+	bool windowed;		    /* a window rule's: its place in its up window */
+	int64_t window_us;
 };
 
 struct cfs_record_stats {

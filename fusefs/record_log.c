@@ -319,6 +319,10 @@ static void cfs_format_trigger(struct cfs_recorder *r, const struct cfs_record_t
 		cfs_putf(r, ",\"when\":\"%s\"", t->after ? "after" : "before");
 		cfs_put_str(r, "change", t->change ? t->change : "");
 	}
+	if (t->check)
+		cfs_putf(r, ",\"check\":%llu", (unsigned long long)t->check);
+	if (t->windowed)
+		cfs_putf(r, ",\"window_us\":%lld", (long long)t->window_us);
 	cfs_putf(r, ",\"result\":\"%s\"", t->error ? "failed" : "applied");
 	if (t->error)
 		cfs_put_str(r, "error", t->error);

@@ -6,7 +6,9 @@
 # takes only reads and writes that touch those bytes; bad rules are refused and add nothing;
 # fault log, stats and the recording say what each did. Mounts take -o opens=answer, so that
 # opens reach the daemon (and, under a rule, come back with direct I/O). attr= lies in a
-# getattr's answer, as stat and ls -l see it.
+# getattr's answer, as stat and ls -l see it. The selectors: after=, nth= and count= on loops
+# of 10 stats (after= with corrupt= and kill= too); to= on rename, link and symlink; up=/down=
+# windows over 2 s of stats, each judged by the client's clock against the rule's windows.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$T/spec" <<'SPEC'
@@ -76,6 +78,42 @@ differ() {
 			$how .= $y == 0 ? "0" : unpack("%32b*", chr($x ^ $y)) == 1 ? "x" : "r" }
 		printf "%d %s %s %s", scalar @d, join(",", @d) || "-", $how // "-",
 			length($a) == length($b) ? "True" : "False"' "$1" "$2"
+}
+# moved FROM TO / linked FROM TO / symlinked TARGET TO: "ok" or the errno's name (perl: mv
+# would copy on EXDEV)
+moved() { timeout 30 perl -e "$ENAME"'; print rename($ARGV[0], $ARGV[1]) ? "ok" : ename()' "$@"; }
+linked() { timeout 30 perl -e "$ENAME"'; print link($ARGV[0], $ARGV[1]) ? "ok" : ename()' "$@"; }
+symlinked() { timeout 30 perl -e "$ENAME"'; print symlink($ARGV[0], $ARGV[1]) ? "ok" : ename()' "$@"; }
+# windowed FILE SECONDS UP DOWN START_US: stat FILE every few ms for SECONDS, and judge each
+# stat by the client's own clock against the rule's windows (up UP ms, down DOWN ms, the first
+# from START_US, the wall clock): a failure whose whole syscall lay inside a down window, or a
+# success whose whole syscall lay inside an up window, is wrong. Prints "WRONG FAILED OK
+# WINDOWS": the wrong ones, the failures, the successes, the up windows failures were seen in.
+windowed() {
+	timeout 60 perl -MTime::HiRes=time,sleep -e '
+		my ($file, $secs, $up, $down, $start) = @ARGV;
+		my $cycle = ($up + $down) * 1000; $up *= 1000;
+		my ($wrong, $failed, $ok, %windows) = (0, 0, 0);
+		my $end = time + $secs;
+		while (time < $end) {
+			my $t0 = int(time * 1e6); my $r = stat $file; my $t1 = int(time * 1e6);
+			my $p = ($t0 - $start) % $cycle; my $n = int(($t0 - $start) / $cycle);
+			if ($r) { $ok++; $wrong++ if $p < $up && $t1 - $t0 < $up - $p; }
+			else { $failed++; $windows{$n} = 1;
+				$wrong++ if $p >= $up && $t1 - $t0 < $cycle - $p; }
+			sleep 0.006;
+		}
+		printf "%d %d %d %d", $wrong, $failed, $ok, scalar keys %windows' "$@"
+}
+# readonce FILE: what one read(2) of FILE returns (NULs as '@'), one request to the daemon
+readonce() {
+	timeout 30 perl -e 'open(my $f, "<", $ARGV[0]) or die; sysread($f, my $b, 4096);
+		$b =~ tr/\0/@/; print $b' "$1"
+}
+# logged_checks ID: the rule's checks its hits in the log came at
+logged_checks() {
+	raw 'fault log' | perl -MJSON::PP -e 'print join(" ", map { $_->{check} }
+		grep { $_->{id} == $ARGV[0] } @{decode_json(<STDIN>)->{log}})' "$1"
 }
 # rules: how many rules `fault list` shows
 rules() {
@@ -214,11 +252,98 @@ for mode in kernel collapse server; do
 
 	# --- the recording: a line for each kill and corruption ----------------------------------
 	check "$mode: the recording has the kill's line" \
-		grep -q '"on":"read".*"path":"/x","effect":"kill=SIGTERM","result":"applied"' "$T/$mode.jsonl"
+		grep -q '"on":"read".*"path":"/x","effect":"kill=SIGTERM",.*"result":"applied"' "$T/$mode.jsonl"
 	check "$mode: ... and the corruption's" \
-		grep -q '"effect":"corrupt=random bytes=4","result":"applied"' "$T/$mode.jsonl"
+		grep -q '"effect":"corrupt=random bytes=4",.*"result":"applied"' "$T/$mode.jsonl"
 	check "$mode: ... and the drawn errnos in the stats' lines" \
 		grep -q '"op":"getattr".*"path":"/x","result":"EPERM"' "$T/$mode.jsonl"
+
+	# --- after=N, nth=N, count=N on a loop of 10 stats --------------------------------------
+	ctl record start "$T/$mode.sel.jsonl" >/dev/null
+	id=$(raw "fault add op=getattr path=/x after=3 errno=EIO" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+	out=$(errnos 10 "$M/x")
+	check "$mode: after=3: the first 3 stats pass, the 7 after fail ($out)" \
+		test "$out" = "ok ok ok EIO EIO EIO EIO EIO EIO EIO"
+	check "$mode: ... fault list shows after=" has "$(raw 'fault list')" '"after":3'
+	check "$mode: ... and so does chainfsctl's table" has "$(ctl fault list)" ' after=3'
+	check "$mode: ... the log's hits are the rule's checks 4..10 ($(logged_checks "$id"))" \
+		test "$(logged_checks "$id")" = "4 5 6 7 8 9 10"
+	ctl fault clear >/dev/null
+	ctl fault add op=getattr path=/x after=3 count=2 errno=EIO >/dev/null
+	out=$(errnos 10 "$M/x")
+	check "$mode: after=3 count=2: the 4th and 5th fail, no other ($out)" \
+		test "$out" = "ok ok ok EIO EIO ok ok ok ok ok"
+	check "$mode: ... then the rule is spent" has "$(raw 'fault list')" '"spent":true'
+	ctl fault clear >/dev/null
+	ctl fault add op=getattr path=/x nth=4 errno=EIO >/dev/null
+	out=$(errnos 10 "$M/x")
+	check "$mode: nth=4: the 4th fails, no other ($out)" test "$out" = "ok ok ok EIO ok ok ok ok ok ok"
+	ctl fault clear >/dev/null
+	ctl fault add op=getattr path=/x count=3 errno=EIO >/dev/null
+	out=$(errnos 10 "$M/x")
+	check "$mode: count=3: the first 3 fail ($out)" test "$out" = "EIO EIO EIO ok ok ok ok ok ok ok"
+	ctl fault clear >/dev/null
+	# with other effects (one read(2), one request): the 3rd read is zeroed, the 2nd killed
+	ctl fault add op=read path=/data after=2 count=1 corrupt=zero bytes=64 >/dev/null
+	a=$(readonce "$M/data") b=$(readonce "$M/data") c=$(readonce "$M/data") d=$(readonce "$M/data")
+	check "$mode: after=2 count=1 corrupt=zero: the 3rd read only is zeroed ($c)" \
+		test "$a$b$d" = "$DATA$DATA$DATA" -a "$c" = "$(printf '%s' "$DATA" | tr -c @ @)"
+	ctl fault clear >/dev/null
+	ctl fault add op=read path=/x after=1 kill=TERM >/dev/null
+	readonce "$M/x" >/dev/null 2>&1
+	s1=$?
+	readonce "$M/x" >/dev/null 2>&1
+	s2=$?
+	check "$mode: after=1 kill=TERM: the first reader lives, the second ends with 143 ($s1 $s2)" \
+		test "$s1 $s2" = "0 143"
+	ctl fault clear >/dev/null
+
+	# --- to=GLOB: the new path of a rename, link or symlink -----------------------------------
+	ctl fault add op=rename 'path=/*' 'to=/d/*' errno=EXDEV >/dev/null
+	check "$mode: rename to=/d/*: a rename into /d fails" test "$(moved "$M/other" "$M/d/o")" = EXDEV
+	check "$mode: ... one elsewhere succeeds" test "$(moved "$M/other" "$M/o2")" = ok
+	check "$mode: ... and back" test "$(moved "$M/o2" "$M/other")" = ok
+	check "$mode: ... the log names the new path" has "$(raw 'fault log')" '"to":"/d/o"'
+	check "$mode: ... fault list shows to=" has "$(raw 'fault list')" '"to":"/d/*"'
+	check "$mode: ... chainfsctl's log too" has "$(ctl fault log)" ' to=/d/o'
+	check "$mode: ... and its table" has "$(ctl fault list)" ' to=/d/*'
+	ctl fault clear >/dev/null
+	ctl fault add op=link 'path=/*' 'to=/d/*' errno=EMLINK >/dev/null
+	check "$mode: link to=/d/*: a link made in /d fails" test "$(linked "$M/x" "$M/d/lx")" = EMLINK
+	check "$mode: ... one made elsewhere succeeds" test "$(linked "$M/x" "$M/lx")" = ok
+	ctl fault clear >/dev/null
+	ctl fault add op=symlink 'path=/*' 'to=/d/*' errno=EACCES >/dev/null
+	check "$mode: symlink to=/d/*: a link made in /d fails" test "$(symlinked x "$M/d/sx")" = EACCES
+	check "$mode: ... one made elsewhere succeeds" test "$(symlinked x "$M/sx")" = ok
+	ctl fault clear >/dev/null
+	rm -f "$M/lx" "$M/sx"
+	ctl record stop >/dev/null
+	check "$mode: the recording's trigger lines say which matching request fired" \
+		grep -q '"effect":"corrupt=zero bytes=64","check":3,"result":"applied"' "$T/$mode.sel.jsonl"
+
+	# --- up=MS down=MS: fires only in its up windows (2 s of stats) ---------------------------
+	id=$(raw "fault add op=getattr path=/x up=150 down=250 errno=EIO" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+	list=$(raw 'fault list')
+	check "$mode: chainfsctl's table shows the windows" has "$(ctl fault list)" ' up=150 down=250 window='
+	start=$(printf '%s' "$list" | sed -n 's/.*"started_us":\([0-9]*\).*/\1/p')
+	set -- $(windowed "$M/x" 2 150 250 "$start")
+	check "$mode: up=150 down=250: no stat failed in a down window nor passed in an up one (wrong $1 of $2 failed, $3 passed)" \
+		test "${1:-1}" -eq 0
+	check "$mode: ... stats failed in at least 3 up windows ($4) and passed between ($3)" \
+		test "${4:-0}" -ge 3 -a "${3:-0}" -ge 1
+	hits=$(raw 'fault log' | perl -MJSON::PP -e 'my $o = decode_json(<STDIN>); my $bad = 0;
+		my @h = grep { $_->{id} == $ARGV[1] } @{$o->{log}};
+		for (@h) { $bad++ unless defined $_->{window_us} && $_->{window_us} < 150000
+			&& ($_->{time_us} - $ARGV[0]) % 400000 < 155000 } print "$bad ", scalar @h' "$start" "$id")
+	check "$mode: ... every logged hit came inside an up window (bad, hits: $hits)" \
+		sh -c "set -- $hits; [ \$1 -eq 0 ] && [ \$2 -ge 3 ]"
+	ctl fault clear >/dev/null
+	# a rule whose 1 ms up window is over rests for an hour: listed, standing, resting
+	ctl fault add op=getattr path=/x up=1 down=3600000 errno=EIO >/dev/null
+	check "$mode: up=1 down=3600000: stats counts it resting" wait_for test "$(faults rules_resting)" -eq 1
+	check "$mode: ... fault list says down" has "$(raw 'fault list')" '"window":"down"'
+	check "$mode: ... and a stat passes" test "$(errnos 1 "$M/x")" = ok
+	ctl fault clear >/dev/null
 
 	unmount_cfs "$M"
 	check "$mode: no sanitizer report (BUILD=build-asan)" not grep -q "Sanitizer\|runtime error" "$M.log"
@@ -226,7 +351,7 @@ done
 
 # --- the completion offers the new keys after `fault add` (from chainfsctl --help) ------------
 comp=$(PATH="$BUILD:$PATH" bash -c ". '$ROOT/tools/completion.bash'; COMP_WORDS=(chainfsctl /mnt fault add op=read \"\"); COMP_CWORD=5; _chainfsctl; echo \"\${COMPREPLY[*]}\"" 2>/dev/null)
-for k in kill= corrupt= bytes= at= len= errno= attr=; do
+for k in kill= corrupt= bytes= at= len= errno= attr= after= up= down= to=; do
 	check "the completion offers $k after fault add" has " $comp " " $k "
 done
 
@@ -268,6 +393,15 @@ want="FIELD one of" bad op=getattr path=/x attr=size
 want="give op=getattr or op=lookup" bad op=read path=/x attr=size:1
 want="exclude each other" bad op=getattr path=/x attr=size:1 errno=EIO
 want="largest offset" bad op=read path=/x at=18446744073709551615,len=2 errno=EIO
+want="after= takes 1.." bad op=getattr path=/x after=0 errno=EIO
+want="nth= and count= take" bad op=getattr path=/x nth=0 errno=EIO
+want="after= and nth= contradict" bad op=getattr path=/x after=2 nth=3 errno=EIO
+want="up= and down= go together" bad op=getattr path=/x up=100 errno=EIO
+want="up= and down= go together" bad op=getattr path=/x down=100 errno=EIO
+want="up= and down= take" bad op=getattr path=/x up=0 down=10 errno=EIO
+want="give op=rename, op=link or op=symlink" bad op=getattr path=/x 'to=/d/*' errno=EIO
+want="give op=rename, op=link or op=symlink" bad op=any path=/x 'to=/d/*' kill=TERM
+want="unknown key" bad op=getattr path=/x before=3 errno=EIO
 check "no bad rule was added ($(rules) rules)" test "$(rules)" -eq 1
 check "the tree is unchanged" test "$(cat "$M/data")" = "$DATA"
 check "the daemon keeps serving" has "$(ctl ping)" version

@@ -129,6 +129,19 @@ START_TEST(test_refused_rules_say_why)
 	    {"op=any path=/x attr=size:1", "give op=getattr or op=lookup"},
 	    {"op=getattr path=/x attr=size:1 errno=EIO", "exclude each other"},
 	    {"op=getattr path=/x attr=size:1 kill=TERM", "kill= goes alone"},
+	    {"op=getattr path=/x after=0 errno=EIO", "after= takes 1.."},
+	    {"op=getattr path=/x after=-1 errno=EIO", "after= takes 1.."},
+	    {"op=getattr path=/x after=x errno=EIO", "after= takes 1.."},
+	    {"op=getattr path=/x after=2 nth=3 errno=EIO", "after= and nth= contradict"},
+	    {"op=getattr path=/x nth=3 after=2 change=unlink /x", "after= and nth= contradict"},
+	    {"op=getattr path=/x up=100 errno=EIO", "up= and down= go together"},
+	    {"op=getattr path=/x down=100 errno=EIO", "up= and down= go together"},
+	    {"op=getattr path=/x up=0 down=5 errno=EIO", "up= and down= take 1..3600000"},
+	    {"op=getattr path=/x up=5 down=3600001 errno=EIO", "up= and down= take 1..3600000"},
+	    {"op=getattr path=/x to=/d/* errno=EIO", "give op=rename, op=link or op=symlink"},
+	    {"op=any path=/x to=/d/* errno=EIO", "give op=rename, op=link or op=symlink"},
+	    {"op=unlink path=/x to=/d/* kill=TERM", "give op=rename, op=link or op=symlink"},
+	    {"op=rename path=/x to= errno=EIO", "to= takes a glob"},
 	};
 	struct cfs_faults *f = cfs_faults_new();
 
@@ -364,6 +377,12 @@ START_TEST(test_how_often_a_rule_fires)
 	    {"op=lookup path=/x nth=3 change=dir /a", "001000"},
 	    {"op=lookup path=/x count=4 change=dir /a", "111100"},
 	    {"op=lookup path=/x when=before count=2 change=dir /a", "110000"},
+	    /* after=N: every match after the first N; with count= the first hits after them;
+	     * a change rule still fires once unless told */
+	    {"op=lookup path=/x after=2 every change=dir /a", "001111"},
+	    {"op=lookup path=/x after=2 count=2 change=dir /a", "001100"},
+	    {"op=lookup path=/x after=2 change=dir /a", "001000"},
+	    {"op=lookup path=/x after=5 every change=dir /a", "000001"},
 	};
 	char got[8];
 
@@ -393,6 +412,132 @@ START_TEST(test_who_takes_only_that_sender)
 	/* comm is read from /proc: this process's name, not init's */
 	ck_assert(!cfs_fault_match_who(f, CFS_OP_getattr, "/c", &other, CFS_FAULT_ERRNO, &fx));
 	ck_assert(cfs_fault_match_who(f, CFS_OP_getattr, "/c", &me, CFS_FAULT_ERRNO, &fx));
+	cfs_faults_free(f);
+}
+END_TEST
+
+static gint64 fake_now_us; /* the clock of the window tests */
+static gint64 fake_clock(void)
+{
+	return fake_now_us;
+}
+
+/* Does an errno rule of F hit a getattr of /w at T ms after the rule was added (at 1000 s)? */
+static char window_hit(struct cfs_faults *f, gint64 t_ms)
+{
+	struct cfs_fault_effect fx;
+
+	fake_now_us = 1000000000 + t_ms * 1000;
+	return cfs_fault_match(f, CFS_OP_getattr, "/w", CFS_FAULT_ERRNO, &fx) ? '1' : '0';
+}
+
+START_TEST(test_windows_fire_up_and_rest_down)
+{
+	static const gint64 at_ms[] = {0, 5, 9, 10, 20, 29, 30, 39, 40, 100, 119, 120};
+	struct cfs_faults *f = cfs_faults_new();
+	char got[16] = "", *log;
+	JsonBuilder *b = json_builder_new();
+	JsonNode *root;
+
+	cfs_faults_clock(f, fake_clock);
+	fake_now_us = 1000000000;
+	ck_assert_int_gt(add(f, "op=getattr path=/w up=10 down=20 errno=EIO", NULL), 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(at_ms); i++)
+		got[i] = window_hit(f, at_ms[i]);
+	/* up 0..9, down 10..29, up 30..39, down 40..59, ..., up 90..99, down 100..119, up 120 */
+	ck_assert_str_eq(got, "111000110001");
+	/* nth=, count= and after= count the requests of the up windows only */
+	cfs_fault_clear(f);
+	fake_now_us = 1000000000;
+	ck_assert_int_gt(add(f, "op=getattr path=/w up=10 down=20 after=1 count=2 errno=EIO", NULL),
+			 0);
+	for (size_t i = 0; i < G_N_ELEMENTS(at_ms); i++)
+		got[i] = window_hit(f, at_ms[i]);
+	ck_assert_str_eq(got, "011000000000");
+	/* the log says where in its up window each hit came */
+	json_builder_begin_object(b);
+	cfs_fault_log(f, b);
+	json_builder_end_object(b);
+	root = json_builder_get_root(b);
+	log = json_to_string(root, FALSE);
+	json_node_unref(root);
+	ck_assert_ptr_nonnull(strstr(log, "\"window_us\":9000"));
+	g_free(log);
+	g_object_unref(b);
+	cfs_faults_free(f);
+}
+END_TEST
+
+/* after=, windows and to= are the matcher's: every kind of rule goes by them */
+START_TEST(test_every_kind_goes_by_the_selectors)
+{
+	static const struct {
+		const char *op, *effect;
+		enum cfs_op code;
+		enum cfs_fault_kind kind;
+	} cases[] = {
+	    {"read", "errno=EIO", CFS_OP_read, CFS_FAULT_ERRNO},
+	    {"read", "delay=5", CFS_OP_read, CFS_FAULT_DELAY},
+	    {"read", "hold", CFS_OP_read, CFS_FAULT_DELAY},
+	    {"read", "short=3", CFS_OP_read, CFS_FAULT_SHORT},
+	    {"write", "nowrite", CFS_OP_write, CFS_FAULT_NOWRITE},
+	    {"read", "kill=TERM", CFS_OP_read, CFS_FAULT_KILL},
+	    {"read", "corrupt=zero", CFS_OP_read, CFS_FAULT_CORRUPT},
+	    {"getattr", "attr=size:1", CFS_OP_getattr, CFS_FAULT_ATTR},
+	    {"read", "every change=dir /a", CFS_OP_read, CFS_FAULT_CHANGE},
+	};
+	/* up 0..9, down 10..29, up 30..: the request at 12 ms rests; after=2 lets 2 pass */
+	static const gint64 at_ms[] = {0, 5, 12, 31};
+	const struct cfs_fault_who to_d = {.to = "/d/n"}, to_e = {.to = "/e/n"};
+
+	for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+		struct cfs_faults *f = cfs_faults_new();
+		struct cfs_fault_effect fx;
+		char got[8] = "";
+		gchar *args = g_strdup_printf("op=%s path=/x up=10 down=20 after=2 %s", cases[i].op,
+					      cases[i].effect);
+
+		cfs_faults_clock(f, fake_clock);
+		fake_now_us = 1000000000;
+		ck_assert_msg(add(f, args, NULL) > 0, "%s refused", args);
+		for (size_t t = 0; t < G_N_ELEMENTS(at_ms); t++) {
+			fake_now_us = 1000000000 + at_ms[t] * 1000;
+			got[t] =
+			    cfs_fault_match(f, cases[i].code, "/x", cases[i].kind, &fx) ? '1' : '0';
+		}
+		ck_assert_msg(strcmp(got, "0001") == 0, "%s: %s", args, got);
+		g_free(args);
+		/* the same effect on a rename with to= (short= and corrupt= are read's alone) */
+		if (cases[i].kind != CFS_FAULT_SHORT && cases[i].kind != CFS_FAULT_CORRUPT &&
+		    cases[i].kind != CFS_FAULT_NOWRITE && cases[i].kind != CFS_FAULT_ATTR) {
+			args = g_strdup_printf("op=rename path=/x to=/d/* %s", cases[i].effect);
+			ck_assert_msg(add(f, args, NULL) > 0, "%s refused", args);
+			ck_assert_msg(
+			    !cfs_fault_match_who(f, CFS_OP_rename, "/x", &to_e, cases[i].kind, &fx),
+			    "%s", args);
+			ck_assert_msg(
+			    cfs_fault_match_who(f, CFS_OP_rename, "/x", &to_d, cases[i].kind, &fx),
+			    "%s", args);
+			g_free(args);
+		}
+		cfs_faults_free(f);
+	}
+}
+END_TEST
+
+START_TEST(test_to_takes_the_new_path)
+{
+	struct cfs_faults *f = cfs_faults_new();
+	struct cfs_fault_effect fx;
+	const struct cfs_fault_who in_d = {.to = "/d/new"}, elsewhere = {.to = "/e/new"};
+
+	add(f, "op=rename path=/a* to=/d/* errno=EXDEV", NULL);
+	ck_assert(cfs_fault_match_who(f, CFS_OP_rename, "/a1", &in_d, CFS_FAULT_ERRNO, &fx));
+	ck_assert_int_eq(fx.err, EXDEV);
+	ck_assert(!cfs_fault_match_who(f, CFS_OP_rename, "/a1", &elsewhere, CFS_FAULT_ERRNO, &fx));
+	ck_assert(!cfs_fault_match_who(f, CFS_OP_rename, "/b1", &in_d, CFS_FAULT_ERRNO, &fx));
+	/* a request whose new path is unknown passes a to= rule by */
+	ck_assert(!cfs_fault_match(f, CFS_OP_rename, "/a1", CFS_FAULT_ERRNO, &fx));
 	cfs_faults_free(f);
 }
 END_TEST
@@ -720,6 +865,9 @@ static Suite *fault_suite(void)
 	tcase_add_test(tc, test_a_change_rule_fires_once_unless_told);
 	tcase_add_test(tc, test_how_often_a_rule_fires);
 	tcase_add_test(tc, test_who_takes_only_that_sender);
+	tcase_add_test(tc, test_windows_fire_up_and_rest_down);
+	tcase_add_test(tc, test_to_takes_the_new_path);
+	tcase_add_test(tc, test_every_kind_goes_by_the_selectors);
 	tcase_add_test(tc, test_the_log_names_the_sender_and_the_change);
 	tcase_add_test(tc, test_a_read_only_mount_refuses_change_rules);
 	tcase_add_test(tc, test_an_errno_list_draws_with_the_seed);

@@ -168,6 +168,21 @@ START_TEST(test_a_trigger_has_its_rule_request_and_change)
 			 "\"change\":\"rmdir /keep; file /k \\\"x\\\\n\\\"\",\"result\":\"failed\","
 			 "\"error\":\"line 1 (rmdir /keep): Directory not empty\"}\n");
 	g_free(text);
+	/* after=, nth= and window rules: which matching request, where in the up window */
+	t = (struct cfs_record_trigger){.t_ns = 5,
+					.id = 8,
+					.pid = 42,
+					.on = "rename",
+					.path = "/a",
+					.effect = "kill=SIGTERM",
+					.check = 4,
+					.windowed = true,
+					.window_us = 1500};
+	text = trigger_line(&t);
+	ck_assert_str_eq(text, "{\"v\":3,\"t_ns\":5,\"trigger\":8,\"on\":\"rename\",\"pid\":42,"
+			       "\"path\":\"/a\",\"effect\":\"kill=SIGTERM\",\"check\":4,"
+			       "\"window_us\":1500,\"result\":\"applied\"}\n");
+	g_free(text);
 }
 END_TEST
 
