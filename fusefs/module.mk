@@ -1,8 +1,9 @@
 # fusefs/: the chainfs daemon (libfuse3 low-level, GLib, json-glib), on the tree and spec
 # libraries (tree/, spec/); ctlpath, errname and follow are shared with the clients (cli/).
 CFS_DAEMON_OBJS := $(addprefix $(BUILD)/fusefs/,main.o session.o gate.o ops.o ops_write.o ops_xattr.o \
-	ops_table.o coherence.o follow.o optable.o links.o paths.o notify.o mt.o control.o control_cmds.o fault.o \
-	ctlpath.o change.o latency.o record.o record_log.o transport.o mountflags.o errname.o json.o)
+	ops_table.o coherence.o follow.o optable.o links.o paths.o notify.o mt.o control.o control_cmds.o \
+	fault.o fault_parse.o fault_json.o ctlpath.o change.o latency.o record.o record_log.o transport.o \
+	mountflags.o errname.o json.o)
 # the daemon, its libraries and its clients log as "chainfs"
 $(BUILD)/fusefs/%.o $(BUILD)/tree/%.o $(BUILD)/spec/%.o $(BUILD)/cli/%.o: CFLAGS += $(CFLAGS_FUSE) \
 	-DG_LOG_DOMAIN=\"chainfs\"
@@ -31,7 +32,8 @@ $(BUILD)/test_record: $(BUILD)/tests/test_record.o $(BUILD)/tests/check_main.o \
 $(BUILD)/tests/test_record.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
 UNIT_TESTS += $(BUILD)/test_fault
 $(BUILD)/test_fault: $(BUILD)/tests/test_fault.o $(BUILD)/tests/check_main.o \
-		$(BUILD)/fusefs/fault.o $(BUILD)/fusefs/optable.o $(BUILD)/fusefs/errname.o \
+		$(BUILD)/fusefs/fault.o $(BUILD)/fusefs/fault_parse.o $(BUILD)/fusefs/fault_json.o \
+		$(BUILD)/fusefs/optable.o $(BUILD)/fusefs/errname.o \
 		$(BUILD)/fusefs/json.o $(BUILD)/fusefs/change.o $(CFS_LIB) $(RESOLVER_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS_CHECK) $(LIBS_FUSE)
 $(BUILD)/tests/test_fault.o: CFLAGS += $(CFLAGS_CHECK) $(CFLAGS_FUSE)
