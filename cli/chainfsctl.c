@@ -123,38 +123,40 @@ static void mode_string(mode_t mode, char out[11])
 
 /* The owner and group names of a walk's steps (resolve -l), the last ones kept: a walk's
  * steps mostly share them, and each lookup may read /etc/passwd again. */
+struct id_name {
+	gint64 id;
+	char name[64];
+};
 struct walk_owners {
-	gint64 uid, gid;
-	char user[64], group[64];
+	struct id_name user, group;
 	int user_width, group_width;
 };
 
-static const char *user_of(struct walk_owners *w, gint64 uid)
+static const char *passwd_name(gint64 uid)
 {
-	struct passwd *pw;
-
-	if (uid == w->uid)
-		return w->user;
-	w->uid = uid;
-	if ((pw = getpwuid((uid_t)uid)))
-		g_strlcpy(w->user, pw->pw_name, sizeof(w->user));
-	else
-		snprintf(w->user, sizeof(w->user), "%" G_GINT64_FORMAT, uid);
-	return w->user;
+	struct passwd *pw = getpwuid((uid_t)uid);
+	return pw ? pw->pw_name : NULL;
 }
 
-static const char *group_of(struct walk_owners *w, gint64 gid)
+static const char *group_name(gint64 gid)
 {
-	struct group *gr;
+	struct group *gr = getgrgid((gid_t)gid);
+	return gr ? gr->gr_name : NULL;
+}
 
-	if (gid == w->gid)
-		return w->group;
-	w->gid = gid;
-	if ((gr = getgrgid((gid_t)gid)))
-		g_strlcpy(w->group, gr->gr_name, sizeof(w->group));
+/* ID's name by LOOKUP, or the number when it has none; C keeps the last one. */
+static const char *id_name_of(struct id_name *c, const char *(*lookup)(gint64), gint64 id)
+{
+	const char *name;
+
+	if (id == c->id)
+		return c->name;
+	c->id = id;
+	if ((name = lookup(id)))
+		g_strlcpy(c->name, name, sizeof(c->name));
 	else
-		snprintf(w->group, sizeof(w->group), "%" G_GINT64_FORMAT, gid);
-	return w->group;
+		snprintf(c->name, sizeof(c->name), "%" G_GINT64_FORMAT, id);
+	return c->name;
 }
 
 /* Whether step S has a line of its own (a link component does not: the link step that
@@ -184,9 +186,12 @@ static void print_step_lead(JsonObject *s, struct walk_owners *owners)
 	}
 	mode_string((mode_t)json_object_get_int_member_with_default(s, "mode", 0), mode);
 	printf("%s %-*s ", mode, owners->user_width,
-	       user_of(owners, json_object_get_int_member_with_default(s, "uid", -1)));
+	       id_name_of(&owners->user, passwd_name,
+			  json_object_get_int_member_with_default(s, "uid", -1)));
 	printf("%-*s %*s", owners->group_width,
-	       group_of(owners, json_object_get_int_member_with_default(s, "gid", -1)), indent, "");
+	       id_name_of(&owners->group, group_name,
+			  json_object_get_int_member_with_default(s, "gid", -1)),
+	       indent, "");
 }
 
 /* The widths of the owner and group columns, as namei -l aligns them. */
@@ -196,10 +201,10 @@ static void walk_owner_widths(JsonArray *steps, struct walk_owners *w)
 		JsonObject *s = json_array_get_object_element(steps, i);
 		if (!walk_shows(s))
 			continue;
-		int u =
-		    (int)strlen(user_of(w, json_object_get_int_member_with_default(s, "uid", -1)));
-		int g =
-		    (int)strlen(group_of(w, json_object_get_int_member_with_default(s, "gid", -1)));
+		int u = (int)strlen(id_name_of(
+		    &w->user, passwd_name, json_object_get_int_member_with_default(s, "uid", -1)));
+		int g = (int)strlen(id_name_of(
+		    &w->group, group_name, json_object_get_int_member_with_default(s, "gid", -1)));
 		w->user_width = MAX(w->user_width, u);
 		w->group_width = MAX(w->group_width, g);
 	}
@@ -210,7 +215,7 @@ static void walk_owner_widths(JsonArray *steps, struct walk_owners *w)
 static void print_walk(JsonObject *o, bool long_list)
 {
 	JsonArray *steps = json_object_get_array_member(o, "steps");
-	struct walk_owners owners = {.uid = -2, .gid = -2};
+	struct walk_owners owners = {.user.id = -2, .group.id = -2};
 
 	if (long_list)
 		walk_owner_widths(steps, &owners);

@@ -43,6 +43,17 @@ void cfs_reply_err(fuse_req_t req, int neg_errno)
 	fuse_reply_err(req, -neg_errno);
 }
 
+void cfs_reply_changed(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, int err)
+{
+	if (err) {
+		cfs_reply_err(req, err);
+		return;
+	}
+	cfs_coherence_covered(d, ino);
+	cfs_coherence_flush(d);
+	cfs_coherence_reply_err(d, req);
+}
+
 uint32_t cfs_node(const struct cfs_daemon *d, fuse_ino_t ino)
 {
 	return cfs_is_path_id(ino) ? cfs_paths_target(d->paths, ino) : (uint32_t)ino;

@@ -10,6 +10,10 @@ void cfs_count(struct cfs_daemon *d, enum cfs_op op);
  * assumed from the options before the mount, known from the kernel's answer at INIT. */
 void cfs_faults_unsent_opens(struct cfs_daemon *d, bool open, bool opendir);
 void cfs_reply_err(fuse_req_t req, int neg_errno);
+/* A change's answer: ERR, or the change is done: the kernel drops its own caches of INO (the
+ * unlinked name's parent, the node whose attributes changed), and the reply waits for the
+ * invalidations of the other nodeids (cfs_coherence_reply_err). */
+void cfs_reply_changed(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, int err);
 
 /* How long the kernel may keep an answer (-o attr_timeout, entry_timeout): not at all while
  * any fault rule stands, for every node (not only matching ones: a rule's glob may match a

@@ -192,19 +192,6 @@ void cfs_ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const cha
 	cfs_reply_new(req, d, newparent, newname, node, NULL);
 }
 
-/* unlink and rmdir: ERR, or the name is gone from PARENT, whose caches the kernel drops
- * itself; the reply waits for the other names' invalidations (cfs_coherence_reply_err). */
-static void cfs_reply_removed(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t parent, int err)
-{
-	if (err) {
-		cfs_reply_err(req, err);
-		return;
-	}
-	cfs_coherence_covered(d, parent);
-	cfs_coherence_flush(d);
-	cfs_coherence_reply_err(d, req);
-}
-
 void cfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct cfs_daemon *d = cfs_of(req);
@@ -212,7 +199,7 @@ void cfs_ll_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	size_t len = strlen(name);
 
 	cfs_coherence_named(d, parent, name);
-	cfs_reply_removed(req, d, parent, cfs_tree_unlink(d->tree, dir, name, len));
+	cfs_reply_changed(req, d, parent, cfs_tree_unlink(d->tree, dir, name, len));
 }
 
 void cfs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -230,7 +217,7 @@ void cfs_ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		err = cfs_tree_unlink(d->tree, dir, name, len);
 	else if (!err)
 		err = cfs_tree_rmdir(d->tree, dir, name, len);
-	cfs_reply_removed(req, d, parent, err);
+	cfs_reply_changed(req, d, parent, err);
 }
 
 void cfs_ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,

@@ -46,15 +46,25 @@ static void cfs_reply_xattr(fuse_req_t req, const char *buf, ssize_t n, size_t s
 		fuse_reply_buf(req, buf, (size_t)n);
 }
 
+/* A buffer for an answer of SIZE bytes into *BUF (NULL for size 0: the caller asks only the
+ * length); false, with ENOMEM answered, when there is no memory for it. */
+static bool cfs_xattr_buf(fuse_req_t req, size_t size, char **buf)
+{
+	*buf = size ? malloc(size) : NULL;
+	if (size && !*buf) {
+		cfs_reply_err(req, -ENOMEM);
+		return false;
+	}
+	return true;
+}
+
 void cfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct cfs_daemon *d = cfs_of(req);
-	char *buf = size ? malloc(size) : NULL;
+	char *buf;
 
-	if (size && !buf) {
-		cfs_reply_err(req, -ENOMEM);
+	if (!cfs_xattr_buf(req, size, &buf))
 		return;
-	}
 	cfs_reply_xattr(req, buf, cfs_tree_getxattr(d->tree, cfs_node(d, ino), name, buf, size),
 			size);
 	free(buf);
@@ -63,29 +73,14 @@ void cfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t si
 void cfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct cfs_daemon *d = cfs_of(req);
-	char *buf = size ? malloc(size) : NULL;
 	bool trusted = cfs_req_sys_admin(req);
+	char *buf;
 
-	if (size && !buf) {
-		cfs_reply_err(req, -ENOMEM);
+	if (!cfs_xattr_buf(req, size, &buf))
 		return;
-	}
 	cfs_reply_xattr(req, buf, cfs_tree_listxattr(d->tree, cfs_node(d, ino), buf, size, trusted),
 			size);
 	free(buf);
-}
-
-/* A change: the kernel drops its own attributes of INO (ctime moved); the reply waits for
- * the invalidations of the node's other nodeids (server mode's paths). */
-static void cfs_reply_xattr_change(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t ino, int err)
-{
-	if (err) {
-		cfs_reply_err(req, err);
-		return;
-	}
-	cfs_coherence_covered(d, ino);
-	cfs_coherence_flush(d);
-	cfs_coherence_reply_err(d, req);
 }
 
 /* An access ACL set by a caller outside the file's group (and not root) drops its set-gid
@@ -117,12 +112,12 @@ void cfs_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const cha
 
 	if (!err && !strcmp(name, "system.posix_acl_access"))
 		cfs_acl_drop_setgid(req, d, node);
-	cfs_reply_xattr_change(req, d, ino, err);
+	cfs_reply_changed(req, d, ino, err);
 }
 
 void cfs_ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
-	cfs_reply_xattr_change(req, d, ino, cfs_tree_removexattr(d->tree, cfs_node(d, ino), name));
+	cfs_reply_changed(req, d, ino, cfs_tree_removexattr(d->tree, cfs_node(d, ino), name));
 }

@@ -228,6 +228,19 @@ static void paged_slot_put(struct cfs_tree *t, uint32_t i)
 	t->paged_free = i + 1;
 }
 
+/* Free the page K of FP's group R (one past the pattern's pages if EXTRA); its group stays. */
+static void page_drop(struct cfs_tree *t, struct cfs_pages *fp, struct cfs_gref *r, uint64_t k,
+		      bool extra)
+{
+	mem_free(t, r->g->page[k], CFS_PAGE);
+	r->g->page[k] = NULL;
+	r->g->unwritten &= ~(1ULL << k);
+	r->g->used--;
+	fp->npages--;
+	fp->nextra -= extra;
+	t->data_bytes -= CFS_PAGE;
+}
+
 /* Free FP's pages from index FIRST on. Groups are in key order: they go from the end. */
 void tree_pages_free_from(struct cfs_tree *t, struct cfs_pages *fp, uint64_t first)
 {
@@ -241,13 +254,7 @@ void tree_pages_free_from(struct cfs_tree *t, struct cfs_pages *fp, uint64_t fir
 			uint64_t idx = r->key * CFS_GROUP + k;
 			if (idx < first || !r->g->page[k])
 				continue;
-			mem_free(t, r->g->page[k], CFS_PAGE);
-			r->g->page[k] = NULL;
-			r->g->unwritten &= ~(1ULL << k);
-			r->g->used--;
-			fp->npages--;
-			fp->nextra -= idx >= pat_pages;
-			t->data_bytes -= CFS_PAGE;
+			page_drop(t, fp, r, k, idx >= pat_pages);
 		}
 		if (r->g->used)
 			break;
@@ -739,13 +746,7 @@ static void pages_drop(struct cfs_tree *t, struct cfs_pages *fp, uint64_t first,
 			uint64_t idx = r->key * CFS_GROUP + k;
 			if (idx < first || idx >= last || !r->g->page[k])
 				continue;
-			mem_free(t, r->g->page[k], CFS_PAGE);
-			r->g->page[k] = NULL;
-			r->g->unwritten &= ~(1ULL << k);
-			r->g->used--;
-			fp->npages--;
-			fp->nextra -= idx >= pat_pages;
-			t->data_bytes -= CFS_PAGE;
+			page_drop(t, fp, r, k, idx >= pat_pages);
 		}
 		if (r->g->used) {
 			i++;

@@ -6,14 +6,7 @@
 #include "tree_int.h"
 
 #include <errno.h>
-#include <stdio.h> /* RENAME_NOREPLACE, RENAME_EXCHANGE (_GNU_SOURCE), snprintf */
-
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0) /* <linux/fs.h> */
-#endif
-#ifndef RENAME_EXCHANGE
-#define RENAME_EXCHANGE (1 << 1)
-#endif
+#include <stdio.h> /* snprintf */
 
 /* ---- namespace changes ---- */
 

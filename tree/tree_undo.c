@@ -9,14 +9,6 @@
 #include "tree_int.h"
 
 #include <errno.h>
-#include <stdio.h> /* RENAME_NOREPLACE, RENAME_EXCHANGE (_GNU_SOURCE) */
-
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE (1 << 0) /* <linux/fs.h> */
-#endif
-#ifndef RENAME_EXCHANGE
-#define RENAME_EXCHANGE (1 << 1)
-#endif
 
 int cfs_tree_journal_begin(struct cfs_tree *t)
 {
