@@ -60,12 +60,12 @@ all: $(BINS) $(TEST_BINS)
 deps:
 	sh tools/deps.sh check
 
-# The whole suite, through tools/check.sh: the plain build and its Check suites, the same
-# under AddressSanitizer + UBSan, the mount scripts over /dev/fuse and again over the ring,
-# each fuzz target for a minute, and a seconds-long smoke run of the benchmarks (about 25
-# minutes on 2 CPUs: suites run side by side, CHECK_JOBS at a time). One line per suite,
-# the output in $(BUILD)/check/*.log, and last the total "N passed, N failed"; every suite
-# runs even after a failure, and any failure makes the exit status non-zero.
+# The whole suite, through tools/check.sh: the plain build and its Check suites; then the same
+# suites under AddressSanitizer + UBSan and each fuzz target for a minute, one at a time as a
+# side job, beside the mount scripts over /dev/fuse and again over the ring in one pool; last
+# a seconds-long smoke run of the benchmarks (about 21 minutes on 2 CPUs). One line per
+# suite, the output in $(BUILD)/check/*.log, and last the total "N passed, N failed"; every
+# suite runs even after a failure, and any failure makes the exit status non-zero.
 ASAN_OPT := -O1 -g -fno-omit-frame-pointer
 ASAN_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_VARS = BUILD=build-asan OPT="$(ASAN_OPT)" SAN="$(ASAN_SAN)"
