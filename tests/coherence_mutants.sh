@@ -8,9 +8,12 @@
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SEEDS=${CHAINFS_SEEDS:-"2 3 5"}
 STEPS=${CHAINFS_STEPS:-200}
-TESTS=${CHAINFS_MUTANT_TESTS:-"tests/mount_server_coherence.sh tests/mount_lines.sh tests/mount_types.sh tests/mount_inval.sh tests/mount_modes.sh tests/mount_faults.sh"}
+TESTS=${CHAINFS_MUTANT_TESTS:-"tests/mount_server_coherence.sh tests/mount_perms.sh tests/mount_lines.sh tests/mount_types.sh tests/mount_inval.sh tests/mount_modes.sh tests/mount_faults.sh"}
 W=$(mktemp -d /tmp/cfs-mutants.XXXXXX)
-trap 'rm -rf "$W"' EXIT INT TERM
+# a signal ends the run (not only the mutant in hand), the copy removed on the way out
+trap 'rm -rf "$W"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 (cd "$ROOT" && git ls-files -z | xargs -0 cp --parents -t "$W") || exit 1
 cd "$W" || exit 1
 # warnings stay warnings: a removed call may leave a variable unused

@@ -99,4 +99,30 @@ leaks "kernel, then collapse" "$L" pub/c
 leaks "kernel, then collapse" "$L" pub/k
 unmount_cfs "$L"
 
+# What a link answers is walked with anyone's rights (the kernel may keep it for every caller),
+# so a directory's chmod on the way changes it, its size with it: with hour-long timeouts the
+# next readlink and stat see what a fresh mount of the changed tree answers.
+printf 'dir /a mode=%s\ndir /a/b\nfile /a/b/c\nlink /l /a/../a/b/c\n' 0700 >"$T/rights.spec"
+printf 'dir /a mode=%s\ndir /a/b\nfile /a/b/c\nlink /l /a/../a/b/c\n' 0755 >"$T/rights2.spec"
+answer() { echo "$(readlink "$1/l") $(stat -c %s "$1/l")"; }
+for mode in kernel collapse; do
+	L=$T/rights-$mode
+	mount_cfs "$L" -o "follow=$mode" "$T/rights2.spec" || {
+		fail "mount $mode, the changed tree"
+		continue
+	}
+	want=$(answer "$L")
+	unmount_cfs "$L"
+	mount_cfs "$L" -o "follow=$mode,entry_timeout=3600,attr_timeout=3600" "$T/rights.spec" || {
+		fail "mount $mode"
+		continue
+	}
+	check "$mode: /a closed, the link answers otherwise ($(answer "$L"))" \
+		test "$(answer "$L")" != "$want"
+	chmod 755 "$L/a"
+	check "$mode: chmod 755 /a, the link answers as a fresh mount does ($want)" \
+		test "$(answer "$L")" = "$want"
+	unmount_cfs "$L"
+done
+
 finish
