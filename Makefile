@@ -61,7 +61,7 @@ deps:
 	sh tools/deps.sh check
 
 # The whole suite, through tools/check.sh: the plain build and its Check suites; then the same
-# suites under AddressSanitizer + UBSan and each fuzz target for a minute, one at a time as a
+# suites under AddressSanitizer + UBSan and each fuzz target for 20 s, one at a time as a
 # side job, beside the mount scripts over /dev/fuse and again over the ring in one pool; last
 # a seconds-long smoke run of the benchmarks (about 21 minutes on 2 CPUs). One line per
 # suite, the output in $(BUILD)/check/*.log, and last the total "N passed, N failed"; every
@@ -72,6 +72,7 @@ ASAN_VARS = BUILD=build-asan OPT="$(ASAN_OPT)" SAN="$(ASAN_SAN)"
 UNIT_SCRIPTS := tests/check_summary.sh tests/callgraph.sh tests/build_deps.sh
 CHECK = MAKE="$(MAKE)" BUILD="$(BUILD)" UNIT_TESTS="$(UNIT_TESTS)" \
 	UNIT_SCRIPTS="$(UNIT_SCRIPTS)" SHELL_TESTS="$(SHELL_TESTS)" FUZZ_TARGETS="$(FUZZ_TARGETS)" \
+	FUZZ_CHECK_SECONDS="$(FUZZ_CHECK_SECONDS)" \
 	ASAN_UNIT_TESTS="$(patsubst $(BUILD)/%,build-asan/%,$(UNIT_TESTS))" \
 	ASAN_OPT="$(ASAN_OPT)" ASAN_SAN="$(ASAN_SAN)" BENCH_SCRIPTS="$(BENCH_SCRIPTS)" \
 	V="$(V)" bash tools/check.sh

@@ -20,7 +20,7 @@
 #                slowest to end, and the "alone" ones of both run at its end
 #   all          asan, mounts and fuzz at once: the asan suites, then the fuzz targets, one at
 #                a time beside the mount pool (what make check runs)
-#   fuzz         each libFuzzer target (FUZZ_TARGETS) for 60 s
+#   fuzz         each libFuzzer target (FUZZ_TARGETS) for FUZZ_CHECK_SECONDS (20 s)
 #   bench        the benchmarks' smoke run (BENCH_QUICK=1): each script passes if it runs
 #                to its end; its numbers are not meaningful and stay in files
 # Within a stage, suites run side by side, CHECK_JOBS at a time (default 2; 3 for the mount
@@ -215,7 +215,7 @@ stage_fuzz() {
 	local jobs=${1:-${CHECK_JOBS:-2}}
 	one build/fuzz "$MAKE" -j"$jobs" fuzz-build
 	for t in ${FUZZ_TARGETS:-}; do
-		queue 0 "fuzz/$t" env FUZZ_SECONDS=60 FUZZ_BUILD="${FUZZ_BUILD:-build-fuzz}" \
+		queue 0 "fuzz/$t" env FUZZ_SECONDS="${FUZZ_CHECK_SECONDS:-20}" FUZZ_BUILD="${FUZZ_BUILD:-build-fuzz}" \
 			sh tests/fuzz/run.sh "$t"
 	done
 	pool "$jobs"
