@@ -143,6 +143,7 @@ mk_script y "" x
 mk_script a1 "# check: alone: made up" ""
 mk_script a2 "# check: alone: made up" ""
 mk_script o "# check: once: made up" ""
+mk_script l "# check: long: made up" ""
 echo N >"$T/param"
 run_stage() { # STAGE
 	(cd "$ROOT" && MAKE=true BUILD="$T/build2" SHELL_TESTS="$S/a1.sh $S/x.sh $S/a2.sh $S/y.sh $S/o.sh" \
@@ -165,9 +166,13 @@ expect_eq "uring: the once one did not run" 0 "$(grep -c '^o\.' "$T/spans")"
 expect_eq "uring: the module parameter is on for the stage" "Y" "$(cat "$T/param.x")"
 expect_eq "uring: and put back after" "N" "$(cat "$T/param")"
 rm -f "$T/spans" "$T"/started.*
-out=$(run_stage mounts)
+out=$(cd "$ROOT" && MAKE=true BUILD="$T/build2" \
+	SHELL_TESTS="$S/a1.sh $S/x.sh $S/a2.sh $S/y.sh $S/o.sh $S/l.sh" CHECK_URING_PARAM="$T/param" \
+	V= bash tools/check.sh mounts)
 expect_eq "mounts: both transports in one pool, but the once one over the ring" \
-	"9 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
+	"11 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
+expect_eq "mounts: the long one, listed last, started first" l.dev \
+	"$(sort -k2 -n "$T/spans" | head -n 1 | cut -d' ' -f1)"
 expect_eq "mounts: the once one ran once" 1 "$(grep -c '^o\.' "$T/spans")"
 for a in a1.dev a2.dev a1.uring a2.uring; do
 	expect_eq "mounts: $a beside nothing" 0 "$(overlaps $a)"

@@ -28,7 +28,8 @@
 # temp dir and mountpoints. A script that changes what other mounts see (a module parameter,
 # the kernel's caches) says "# check: alone: WHY" and runs with no other mount script beside
 # it; one that measures time says "# check: quiet: WHY" and runs with nothing at all beside
-# it. A line a suite, in the order they end.
+# it; one that takes long says "# check: long: WHY" and is started first. A line a suite, in
+# the order they end.
 # The Makefile passes MAKE, BUILD and the lists in the environment. V=1 also streams each
 # suite's output to the terminal, one suite at a time.
 set -u
@@ -174,18 +175,27 @@ stage_asan() {
 
 # queue_mounts TRANSPORT...: the mount scripts over each TRANSPORT (dev: /dev/fuse, as the
 # scripts default to; uring: FUSE over io_uring, but for the scripts that say "# check: once"),
-# a script's runs one after the other in the queue, so that the long ones start early
+# a script's runs one after the other in the queue; those that say "# check: long: WHY" first,
+# so that no long one starts near the end with little left to run beside it
 queue_mounts() {
-	local t tr
-	for t in ${SHELL_TESTS:-}; do
-		for tr in "$@"; do
-			if [ "$tr" = dev ]; then
-				queue "$(phase_of "$t")" "mount/$(basename "$t" .sh)" env BUILD="$BUILD" sh "$t"
-			elif ! marked "$t" once; then
-				queue "$(phase_of "$t")" "uring/$(basename "$t" .sh)" env BUILD="$BUILD" \
-					CHAINFS_TRANSPORT=uring sh "$t"
-			fi
+	local t long
+	for long in yes no; do
+		for t in ${SHELL_TESTS:-}; do
+			if marked "$t" long; then [ "$long" = yes ]; else [ "$long" = no ]; fi || continue
+			queue_script "$t" "$@"
 		done
+	done
+}
+queue_script() { # SCRIPT TRANSPORT...
+	local t=$1 tr
+	shift
+	for tr in "$@"; do
+		if [ "$tr" = dev ]; then
+			queue "$(phase_of "$t")" "mount/$(basename "$t" .sh)" env BUILD="$BUILD" sh "$t"
+		elif ! marked "$t" once; then
+			queue "$(phase_of "$t")" "uring/$(basename "$t" .sh)" env BUILD="$BUILD" \
+				CHAINFS_TRANSPORT=uring sh "$t"
+		fi
 	done
 }
 
