@@ -1,7 +1,7 @@
 # tree/: the daemon's in-memory tree (tree.h; tree_int.h says which file holds what) and the
 # in-root walk (inroot.h). With spec/ it makes libchainfs.a, which the daemon, the tests, the
 # fuzz targets and the benches link; tests/fuzz builds the same lists.
-CFS_TREE_SRCS := $(addprefix tree/,tree.c tree_entry.c tree_store.c tree_index.c tree_data.c \
+CFS_TREE_SRCS := $(addprefix tree/,tree.c tree_attr.c tree_entry.c tree_store.c tree_index.c tree_data.c \
 	tree_rename.c tree_undo.c tree_acl.c tree_xattr.c inroot.c)
 CFS_LIB := $(BUILD)/libchainfs.a
 CFS_CORE_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CFS_TREE_SRCS))

@@ -7,8 +7,8 @@
  * each other, directly or round a circle):
  *
  *  tree_undo.c    the journal's ends: commit, and undo (putting back what tree_entry.c noted)
- *  tree.c         the tree's life, queries, creation, content, attributes, kernel references,
- *                 the resolver's view
+ *  tree.c         the tree's life, queries, creation, content, the resolver's view
+ *  tree_attr.c    attributes (mode, owner, xattrs and ACLs, times), kernel references
  *  tree_rename.c  namespace changes: link, unlink, rmdir, rename
  *  tree_entry.c   the steps both stand on: names checked, entries found, reserved, attached
  *                 and detached, orphans kept and released, changes stamped and recorded,
@@ -306,6 +306,17 @@ static inline struct cfs_node *nd(const struct cfs_tree *t, uint32_t id)
 static inline bool is_dir(const struct cfs_node *n)
 {
 	return S_ISDIR(n->mode);
+}
+
+/* CRED is in group GID (its own or a supplementary one) */
+static inline bool cred_in_group(const struct rs_cred *cred, gid_t gid)
+{
+	if (cred->gid == gid)
+		return true;
+	for (int i = 0; i < cred->ngroups; i++)
+		if (cred->groups[i] == gid)
+			return true;
+	return false;
 }
 
 static inline struct cfs_xname *xn(const struct cfs_tree *t, uint32_t r)
