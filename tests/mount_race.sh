@@ -25,9 +25,10 @@ SPEC
 # prints how many uses landed on the planted target. open and chown use @/f (planted:
 # /race/planted/f), mkdir makes @/a/b/c where @/a/b stands (planted: /race/plantdir). The
 # directories are made through the mount and the rules go in one connection, before any
-# program runs (each rule names its own directory): a run costs the program alone.
+# program runs (each rule names its own directory); the runs are one cfs-race-check reading
+# their paths, one after the other: a run costs its syscalls alone.
 runs() {
-	_m=$1 _tag=$2 _rule=$3 _n=0
+	_m=$1 _tag=$2 _rule=$3
 	for _i in $(seq "$RUNS"); do
 		case ${KIND:-open} in
 		mkdir) echo "$_m/race/$_tag$_i/a/b" ;;
@@ -40,27 +41,21 @@ runs() {
 		done
 	fi
 	if [ "$_rule" != - ]; then
-		_added=$(for _i in $(seq "$RUNS"); do
-			printf 'fault add %s\n' "$(printf '%s' "$_rule" | sed "s|@|/race/$_tag$_i|g")"
-		done | timeout 60 socat -t 60 - "UNIX-CONNECT:$SOCK" | grep -c '"ok":true')
+		_added=$(seq "$RUNS" | awk -v rule="$_rule" -v dir="/race/$_tag" \
+			'{ r = rule; gsub(/@/, dir $1, r); print "fault add " r }' |
+			timeout 60 socat -t 60 - "UNIX-CONNECT:$SOCK" | grep -c '"ok":true')
 		[ "$_added" -eq "$RUNS" ] || echo "rules added: $_added of $RUNS: $_rule" >&2
 	fi
-	for _i in $(seq "$RUNS"); do
-		_d=$_m/race/$_tag$_i
-		case ${KIND:-open} in
-		open) set -- "$_d/f" "$_m/race/planted/f" ;;
-		chown) set -- chown "$_d/f" "$_m/race/planted/f" ;;
-		mkdir) set -- mkdir-p "$_d/a/b/c" "$_m/race/plantdir" ;;
-		esac
-		_r=$("$RACE" "$@")
-		case $_r in
-		planted) _n=$((_n + 1)) ;;
-		original) ;;
-		*) echo "run $_i ($*): $_r" >&2 ;;
-		esac
-	done
+	case ${KIND:-open} in
+	open) set -- /f "" "$_m/race/planted/f" ;;
+	chown) set -- /f chown "$_m/race/planted/f" ;;
+	mkdir) set -- /a/b/c mkdir-p "$_m/race/plantdir" ;;
+	esac
+	_out=$(seq "$RUNS" | sed "s|.*|$_m/race/$_tag&$1|" | timeout 300 "$RACE" $2 - "$3")
+	printf '%s\n' "$_out" | grep -vx 'planted\|original' | sed "s|^|$_tag (${KIND:-open}): |" >&2
+	[ "$(printf '%s\n' "$_out" | grep -c .)" -eq "$RUNS" ] || echo "$_tag: not $RUNS runs" >&2
 	ctl fault clear >/dev/null # the spent rules, and those that never fired
-	echo "$_n"
+	printf '%s\n' "$_out" | grep -cx planted
 }
 # faults KEY: that number of `stats`' faults
 faults() {
