@@ -16,21 +16,53 @@ cat >"$T/cmp.py" <<'EOF'
 import os, stat, sys
 
 def walk(root):
+    """Relative name -> lstat of every entry under ROOT (and ROOT as "."), depth first."""
     out = {b".": os.lstat(root)}
-    for dp, dns, fns in os.walk(root):
-        for n in dns + fns:
-            p = os.path.join(dp, n)
-            out[os.path.relpath(p, root)] = os.lstat(p)
+    stack = [(root, b"")]
+    while stack:
+        top, rel = stack.pop()
+        with os.scandir(top) as it:
+            entries = list(it)
+        subdirs = []
+        for e in entries:
+            name = rel + e.name if rel else e.name
+            out[name] = e.stat(follow_symlinks=False)
+            if e.is_dir(follow_symlinks=False):
+                subdirs.append((e.path, name + b"/"))
+        stack.extend(reversed(subdirs))
     return out
 
+BUF = 1 << 20
+bufa, bufb = bytearray(BUF), bytearray(BUF)
+
+def fill(fd, buf):
+    """Read into BUF until it is full or the file ends; the count read."""
+    n = 0
+    view = memoryview(buf)
+    while n < len(buf):
+        k = os.readv(fd, [view[n:]])
+        if k == 0:
+            break
+        n += k
+    return n
+
 def same_content(p, q):
-    with open(p, "rb") as f, open(q, "rb") as g:
-        while True:
-            x, y = f.read(1 << 20), g.read(1 << 20)
-            if x != y:
-                return False
-            if not x:
-                return True
+    f = os.open(p, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        g = os.open(q, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            while True:
+                x, y = fill(f, bufa), fill(g, bufb)
+                if x != y:
+                    return False
+                if x < BUF:
+                    return bufa[:x] == bufb[:y]
+                if bufa != bufb:
+                    return False
+        finally:
+            os.close(g)
+    finally:
+        os.close(f)
 
 a, b = (os.fsencode(x) for x in sys.argv[1:3])
 ta, tb = walk(a), walk(b)
