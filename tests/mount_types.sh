@@ -10,17 +10,31 @@
 
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 
-# st NAME...: the fields compared, one line a node
+# st NAME...: the fields compared, one line a node (an error without its "stat: ")
 st() {
 	for n in "$@"; do
-		stat -c "$n: %F %a %u %g %h %s %t:%T" "$n" 2>&1 | sed 's/^stat: //'
+		line=$(stat -c "$n: %F %a %u %g %h %s %t:%T" "$n" 2>&1)
+		printf '%s\n' "${line#stat: }"
 	done
 }
-# run CMD...: the command line and its outcome (the probe's errno name, or mknod's message)
+# run CMD...: the command line and its outcome (the probe's errno name, or mknod's message):
+# each line of the output without a leading "word: ", the lines joined by spaces. (What
+# sed 's/^[a-z]*: //' | tr '\n' ' ' made of it, in the shell itself: $(...) has dropped the
+# trailing newlines, and a step costs no processes beyond the command's own.)
+nl='
+'
 run() {
 	out=$("$@" 2>&1)
 	rc=$?
-	printf '%s => %s (%d)\n' "$*" "$(printf '%s' "$out" | sed 's/^[a-z]*: //' | tr '\n' ' ')" "$rc"
+	rest=$out msg="" sep=""
+	while [ -n "$rest" ]; do
+		line=${rest%%"$nl"*}
+		case $rest in *"$nl"*) rest=${rest#*"$nl"} ;; *) rest="" ;; esac
+		case $line in *": "*) case ${line%%": "*} in *[!a-z]*) ;; *) line=${line#*": "} ;; esac ;; esac
+		msg=$msg$sep$line
+		sep=" "
+	done
+	printf '%s => %s (%d)\n' "$*" "$msg" "$rc"
 }
 bind_sock() { # bind_sock PATH: a unix socket bound on the mount (python3 is in make deps)
 	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$1"
@@ -30,29 +44,107 @@ bind_sock() { # bind_sock PATH: a unix socket bound on the mount (python3 is in 
 # file's group or inside it, after root's chown and chgrp, and after uid 65534's chown and
 # chgrp of a file it owns. tmpfs drops set-uid always and set-gid when the file is
 # group-executable or the writer is outside its group; root keeps both when writing. (The
-# kernel's FUSE code alone keeps set-gid on 02666: chainfs drops it.)
+# kernel's FUSE code alone keeps set-gid on 02666: chainfs drops it.) One python3 process
+# makes the system calls the shell, chown, chmod, truncate, setpriv and stat made, in their
+# order (uid 65534's steps in a forked child that drops to that uid and its groups); a step
+# that fails prints its errno name, so it shows in the compared output.
+cat >"$T/setid.py" <<'EOF'
+import errno, os
+
+NOBODY = 65534
+W, C = os.O_WRONLY, os.O_CREAT
+
+def out(line):
+    os.write(1, (line + "\n").encode())
+
+def step(what, f, fn):
+    try:
+        fn(f)
+    except OSError as e:
+        out("%s %s: %s" % (what, f, errno.errorcode.get(e.errno, e.errno)))
+        return 1
+    return 0
+
+def as_nobody(groups, what, f, fn):
+    """fn(f) by uid and gid 65534 with GROUPS (setpriv's state), in a child."""
+    def dropped(f):
+        os.setgroups(groups)
+        os.setresgid(NOBODY, NOBODY, NOBODY)
+        os.setresuid(NOBODY, NOBODY, NOBODY)
+        fn(f)
+
+    pid = os.fork()
+    if pid == 0:
+        rc = 1
+        try:
+            rc = step(what, f, dropped)
+        finally:
+            os._exit(rc)
+    os.waitpid(pid, 0)
+
+def write(data, flags):  # sh's "echo DATA >>F" or ">F"
+    def fn(f):
+        fd = os.open(f, W | C | flags, 0o666)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    return fn
+
+def truncate5(f):  # truncate -s 5 F
+    fd = os.open(f, W | C | os.O_NONBLOCK, 0o666)
+    try:
+        os.ftruncate(fd, 5)
+    finally:
+        os.close(fd)
+
+def chown(uid, gid):  # chown/chgrp: lstat, then fchownat
+    def fn(f):
+        os.lstat(f)
+        os.chown(f, uid, gid)
+    return fn
+
+def chmod(mode):  # chmod: stat, then fchmodat
+    def fn(f):
+        os.stat(f)
+        os.chmod(f, mode)
+    return fn
+
+os.mkdir("setid", 0o777)  # mkdir setid && chmod 777 setid
+chmod(0o777)("setid")
+for m in ["2666", "2676", "4666", "6666", "6676", "2777", "4777", "6777"]:
+    for how in ["write", "trunc", "otrunc", "ingroup", "chown", "chgrp", "root", "ownchown",
+                "ownchgrp"]:
+        f = "setid/%s.%s" % (m, how)
+        step(":>", f, lambda f: os.close(os.open(f, W | C | os.O_TRUNC, 0o666)))
+        if how.startswith("own"):
+            step("chown", f, chown(NOBODY, NOBODY))
+        step("chmod", f, chmod(int(m, 8)))
+        if how == "ownchown":
+            as_nobody([], "chown", f, chown(NOBODY, -1))
+        elif how == "ownchgrp":
+            as_nobody([], "chgrp", f, chown(-1, NOBODY))
+        elif how == "write":
+            as_nobody([], "write", f, write(b"x\n", os.O_APPEND))
+        elif how == "trunc":
+            as_nobody([], "truncate", f, truncate5)
+        elif how == "otrunc":
+            as_nobody([], "write", f, write(b"y\n", os.O_TRUNC))
+        elif how == "ingroup":
+            as_nobody([0], "write", f, write(b"x\n", os.O_APPEND))
+        elif how == "chown":
+            step("chown", f, chown(NOBODY, -1))
+        elif how == "chgrp":
+            step("chgrp", f, chown(-1, NOBODY))
+        elif how == "root":
+            step("write", f, write(b"x\n", os.O_APPEND))
+        try:  # the mode alone: no size asked
+            out("%s %s => %o" % (m, how, os.lstat(f).st_mode & 0o7777))
+        except OSError as e:
+            out("%s %s => %s" % (m, how, errno.errorcode.get(e.errno, e.errno)))
+EOF
 setid() {
-	mkdir setid && chmod 777 setid
-	for m in 2666 2676 4666 6666 6676 2777 4777 6777; do
-		for how in write trunc otrunc ingroup chown chgrp root ownchown ownchgrp; do
-			f=setid/$m.$how
-			: >"$f"
-			case $how in own*) chown 65534:65534 "$f" ;; esac
-			chmod "$m" "$f"
-			case $how in
-			ownchown) $NOBODY chown 65534 "$f" ;;
-			ownchgrp) $NOBODY chgrp 65534 "$f" ;;
-			write) $NOBODY sh -c "echo x >>$f" ;;
-			trunc) $NOBODY truncate -s 5 "$f" ;;
-			otrunc) $NOBODY sh -c "echo y >$f" ;;
-			ingroup) setpriv --reuid=65534 --regid=65534 --groups=0 sh -c "echo x >>$f" ;;
-			chown) chown 65534 "$f" ;;
-			chgrp) chgrp 65534 "$f" ;;
-			root) echo x >>"$f" ;;
-			esac
-			echo "$m $how => $(stat -c %a "$f")" # the mode alone: no size asked
-		done
-	done
+	python3 "$T/setid.py"
 }
 
 # script ROOT LINKS: the same steps on any filesystem; LINKS=no leaves links out
