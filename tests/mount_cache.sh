@@ -11,15 +11,33 @@
 
 command -v python3 >/dev/null || { echo "mount_cache: needs python3 (os.scandir)"; exit 1; }
 
-# ls_types DIR: "name:kind ..." from getdents alone (d_type; no stat unless DT_UNKNOWN)
-ls_types() {
-	python3 -c '
+# ls_types DIR: "name:kind ..." from getdents alone (d_type; no stat unless DT_UNKNOWN). One
+# python3 process answers every call (started by ls_server, below): a directory's path goes
+# in on one fifo, its listing (or the error, on one line) comes back on the other.
+ls_types() (
+	trap '' PIPE # (a subshell: that process gone is an answer that fails, not this script's end)
+	printf '%s\n' "$1" 2>/dev/null >&3
+	IFS= read -r ls <&4 || ls="ls_types: the listing process is gone"
+	printf '%s\n' "$ls"
+)
+ls_server() {
+	mkfifo "$T/ls.in" "$T/ls.out"
+	timeout 600 python3 -c '
 import os, sys
-out = []
-for e in sorted(os.scandir(sys.argv[1]), key=lambda e: e.name):
-    k = "dir" if e.is_dir(follow_symlinks=False) else "link" if e.is_symlink() else "file"
-    out.append(e.name + ":" + k)
-print(" ".join(out))' "$1" 2>&1
+with open(sys.argv[1], "rb") as req, open(sys.argv[2], "w") as rep:
+    for line in req:
+        d = os.fsdecode(line[:-1])
+        try:
+            out = []
+            for e in sorted(os.scandir(d), key=lambda e: e.name):
+                k = "dir" if e.is_dir(follow_symlinks=False) else "link" if e.is_symlink() else "file"
+                out.append(e.name + ":" + k)
+            rep.write(" ".join(out) + "\n")
+        except OSError as e:
+            rep.write("%s: %s\n" % (type(e).__name__, e))
+        rep.flush()' "$T/ls.in" "$T/ls.out" &
+	PIDS="$PIDS $!"
+	exec 3>"$T/ls.in" 4<"$T/ls.out"
 }
 # listing WANT DIR: ls_types DIR must print WANT
 listing() {
@@ -95,12 +113,15 @@ expect "ok 2" cat "$M/files/trunc"
 unmount_cfs "$M"
 
 # --- listings are never stale, in every mode ---------------------------------------------------
+ls_server
 for opens in skip answer; do
 	for mode in kernel collapse server; do
 		tag="$mode opens=$opens"
 		L=$T/l-$mode-$opens
 		LS=$L.sock
-		mount_cfs "$L" -o "follow=$mode,opens=$opens,ctl=$LS" || { fail "mount $tag"; continue; }
+		# (the daemon does not keep the listing process's fifos)
+		mount_cfs "$L" -o "follow=$mode,opens=$opens,ctl=$LS" 3>&- 4>&- ||
+			{ fail "mount $tag"; continue; }
 		mkdir "$L/t" "$L/u" "$L/t/d"
 		printf A >"$L/t/a"
 		printf B >"$L/t/b"
