@@ -3,6 +3,7 @@
 # modes taking effect without a remount, dump reproducing a mutated tree, faults, hostile
 # clients, 200 clients at once, and another uid refused. The daemon runs the ASan build, with
 # -o opens=answer: the faults below delay opens, which the kernel sends only then.
+# check: long: 200 clients, delays and the dump's diff of the whole tree
 . "$(dirname "$0")/lib.sh"
 
 ASAN_BIN=$ROOT/build-asan/chainfs

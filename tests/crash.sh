@@ -1,6 +1,7 @@
 #!/bin/sh
 # Crash safety: a client killed while its request is held back by a delay fault, and the
 # daemon killed with SIGKILL in the middle of a find.
+# check: long: daemons killed under load, one after the other
 . "$(dirname "$0")/lib.sh"
 
 M=$T/mnt

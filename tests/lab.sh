@@ -6,6 +6,7 @@
 # FILE:LINE and run nothing; a command that hangs is stopped at the experiment's timeout,
 # reported error, and what it mounted and held is released. The installed runner runs too.
 # check: once: chainfs-lab mounts with chainfs's own transport; its --transport is its own
+# check: long: every experiment three times
 . "$(dirname "$0")/lib.sh"
 
 LABRUN=$ROOT/lab/chainfs-lab

@@ -7,6 +7,7 @@
 # changes in that directory, changes elsewhere that change what a link leads to (server
 # mode), changes through another path to the same directory, control-socket generators and
 # mode switches.
+# check: long: six finds of the default tree
 . "$(dirname "$0")/lib.sh"
 
 command -v python3 >/dev/null || { echo "mount_cache: needs python3 (os.scandir)"; exit 1; }

@@ -9,6 +9,7 @@
 # getattr's answer, as stat and ls -l see it. The selectors: after=, nth= and count= on loops
 # of 10 stats (after= with corrupt= and kill= too); to= on rename, link and symlink; up=/down=
 # windows over 2 s of stats, each judged by the client's clock against the rule's windows.
+# check: long: every effect in every mode
 . "$(dirname "$0")/lib.sh"
 
 cat >"$T/spec" <<'SPEC'

@@ -2,6 +2,7 @@
 # Kernel cache invalidations: none is sent to a nodeid the kernel forgot and got back as
 # another kind (libfuse would log "writing device: Not a directory" for each), and the
 # control commands that invalidate answer once the kernel's caches were dropped.
+# check: long: walks of the default tree under flips
 . "$(dirname "$0")/lib.sh"
 
 M=$T/mnt

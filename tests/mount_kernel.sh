@@ -1,6 +1,7 @@
 #!/bin/sh
 # Kernel follow mode on the default tree: the mount equals its materialized copy on tmpfs,
 # and the kernel's own limits apply to the links it follows.
+# check: long: the default tree against its copy
 . "$(dirname "$0")/lib.sh"
 
 # The copy holds every link with its in-root meaning (absolute targets and a ".." past the

@@ -7,6 +7,7 @@
 # rule names another pid or uid; `before`, nth=, several lines (all or none: one whose last line
 # fails leaves the tree and the mount as they were), the log and stats; bad rules are refused
 # and leave the rules and the tree as they were.
+# check: long: thousands of rules and runs
 . "$(dirname "$0")/lib.sh"
 
 RACE=$BUILD/cfs-race-check

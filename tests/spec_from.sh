@@ -7,6 +7,7 @@
 # read (as uid 65534) is named on stderr and gives status 1, the rest still written; a link as
 # DIR is refused. Last, the default tree mounted, read back by --spec-from and mounted again
 # answers as the first mount.
+# check: long: the default tree converted and compared, over and over
 . "$(dirname "$0")/lib.sh"
 
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"

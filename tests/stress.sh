@@ -4,6 +4,7 @@
 # limits and modes and toggling faults. A watchdog fails the test on any hang. Afterwards the
 # daemon is alive and clean, nobody saw EIO (the injected faults use ETIMEDOUT), and the tree
 # it dumps is the tree find sees.
+# check: long: a minute of load, then its checks
 . "$(dirname "$0")/lib.sh"
 
 ASAN_BIN=$ROOT/build-asan/chainfs
