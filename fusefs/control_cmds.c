@@ -158,6 +158,8 @@ static void cfs_stats_tree(struct cfs_control *c, JsonBuilder *b)
 			       cfs_paths_total_lookups(d->paths)));
 	cfs_notifier_stats(d->notifier, &n);
 	cfs_json_int(b, "invalidations_sent", (int64_t)n.sent);
+	/* queued and not yet sent: 0 once the kernel dropped all chainfs asked it to */
+	cfs_json_int(b, "invalidations_pending", (int64_t)(n.queued - n.sent - n.stale));
 	cfs_json_int(b, "invalidations_lost", (int64_t)n.lost);
 	cfs_json_int(b, "invalidations_stale", (int64_t)n.stale);
 	json_builder_end_object(b);
@@ -201,6 +203,7 @@ static const char *const cfs_stats_levels[] = {
     "tree",
     "kernel.path_nodeids",
     "kernel.lookups",
+    "kernel.invalidations_pending",
     "control.clients",
     "faults.rules",
     "faults.rules_standing",

@@ -160,6 +160,11 @@ reqs() {
 }
 # served SOCK N: the daemon has counted N requests or more (a walk is under way)
 served() { [ "$(reqs "$1")" -ge "$2" ]; }
+# settled SOCK: the daemon's notifier has sent every cache invalidation it queued (it sends
+# them from a thread of its own, a moment after the reply that queued them)
+settled() {
+	[ "$(timeout 30 "$CTL" -s "$1" stats | awk '$1 == "invalidations_pending" { print $2 }')" = 0 ]
+}
 
 # expect WANT OP ARGS...: cfs-probe's line must start with WANT ("ok", "ELOOP", ...)
 expect() {

@@ -95,9 +95,15 @@ expect EIO readlink "$M/l"
 expect EIO readlink "$M/l"
 ctl fault clear >/dev/null
 ctl fault add op=readlink path=/l errno=EIO prob=0.5 seed=3 >/dev/null # rule 8
+# each readlink once the body the last one was answered with is dropped: chainfs's notifier
+# drops it a moment after the reply (the kernel fills its copy from the reply itself)
 fails=0
-for i in $(seq 30); do readlink "$M/l" >/dev/null 2>&1 || fails=$((fails + 1)); done
-check "30 readlinks, 30 checks: a kept body does not hide the rule" test "$(field 8 checks)" -eq 30
+for i in $(seq 30); do
+	readlink "$M/l" >/dev/null 2>&1 || fails=$((fails + 1))
+	wait_for settled "$SOCK" || fail "readlink $i: the body's drop was never sent"
+done
+n=$(field 8 checks)
+check "30 readlinks, 30 checks: a kept body does not hide the rule ($n)" test "$n" -eq 30
 check "the failed readlinks are its hits ($fails)" test "$(field 8 hits)" -eq "$fails"
 ctl fault clear >/dev/null
 
