@@ -77,7 +77,7 @@ CHECK = MAKE="$(MAKE)" BUILD="$(BUILD)" UNIT_TESTS="$(UNIT_TESTS)" \
 	ASAN_OPT="$(ASAN_OPT)" ASAN_SAN="$(ASAN_SAN)" BENCH_SCRIPTS="$(BENCH_SCRIPTS)" \
 	V="$(V)" bash tools/check.sh
 check: deps
-	$(CHECK) unit all bench
+	$(CHECK) unit all
 
 check-unit:
 	$(CHECK) unit

@@ -128,7 +128,7 @@ mkdir -p "$S"
 mk_script() { # NAME MARK PEER: a script that ran, waiting for PEER's start if PEER is set
 	{
 		echo "$2"
-		echo "s=\$(date +%s%N); : >$T/started.$1"
+		echo "s=\$(date +%s%N); : >$T/started.$1; : >$T/started.$1.\${CHAINFS_TRANSPORT:-dev}"
 		echo "echo \"\$(cat \"\$CHECK_URING_PARAM\" 2>/dev/null)\" >$T/param.$1"
 		if [ -n "$3" ]; then
 			echo "i=0; while [ ! -e $T/started.$3 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done"
@@ -171,8 +171,10 @@ out=$(cd "$ROOT" && MAKE=true BUILD="$T/build2" \
 	V= bash tools/check.sh mounts)
 expect_eq "mounts: both transports in one pool, but the once one over the ring" \
 	"11 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
-expect_eq "mounts: the long one, listed last, started first" l.dev \
+expect_eq "mounts: the alone ones first" a1.dev \
 	"$(sort -k2 -n "$T/spans" | head -n 1 | cut -d' ' -f1)"
+expect_eq "mounts: then the long one, listed last, first of the rest" l.dev \
+	"$(grep -v '^a' "$T/spans" | sort -k2 -n | head -n 1 | cut -d' ' -f1)"
 expect_eq "mounts: the once one ran once" 1 "$(grep -c '^o\.' "$T/spans")"
 for a in a1.dev a2.dev a1.uring a2.uring; do
 	expect_eq "mounts: $a beside nothing" 0 "$(overlaps $a)"
@@ -181,29 +183,32 @@ expect_eq "mounts: x ran over both transports" \
 	"x.dev x.uring" "$(sed -n 's/^\(x\.[a-z]*\) .*/\1/p' "$T/spans" | sort | paste -sd' ')"
 expect_eq "mounts: the module parameter is on for the pool" "Y" "$(cat "$T/param.y")"
 expect_eq "mounts: and put back after" "N" "$(cat "$T/param")"
-# the whole: a made-up asan suite (the side job) that lasts until an alone script has started
-# beside it; a plain script that waits for the side job's start (it passes only beside it); a
-# quiet script must meet nothing, the side job included. The side job ends within its 0.1 s
-# poll after a1's first start, so a1's next run may start before it notices: at least one.
+# the whole: a made-up asan suite (the side job) that lasts until both runs of a plain script
+# have started; that script and an alone one wait for the side job's start (they pass only
+# beside it); the alone one runs first, so the side job meets both its runs; a quiet script
+# must meet nothing, the side job included.
 rm -f "$T/spans" "$T"/started.*
 mk_script q "# check: quiet: made up" ""
 mk_script p "" side
+mk_script a3 "# check: alone: made up" side
 printf '%s\n' '#!/bin/sh' "s=\$(date +%s%N); : >$T/started.side" \
-	"i=0; while [ ! -e $T/started.a1 ] && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done" \
+	"i=0; while { [ ! -e $T/started.p.dev ] || [ ! -e $T/started.p.uring ]; } && [ \$i -lt 100 ]; do sleep 0.1; i=\$((i + 1)); done" \
 	"echo \"side.asan \$s \$(date +%s%N)\" >>$T/spans" \
 	'echo "100%: Checks: 1, Failures: 0, Errors: 0"' >"$T/side"
 chmod +x "$T/side"
-out=$(cd "$ROOT" && MAKE=true BUILD="$T/build4" SHELL_TESTS="$S/p.sh $S/a1.sh $S/q.sh" \
+out=$(cd "$ROOT" && MAKE=true BUILD="$T/build4" SHELL_TESTS="$S/p.sh $S/a3.sh $S/q.sh" \
 	ASAN_UNIT_TESTS="$T/side" FUZZ_TARGETS= CHECK_URING_PARAM="$T/param" V= \
 	bash tools/check.sh all)
 expect_eq "all: the side suite, the build steps and every script over both transports" \
 	"9 passed, 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
 expect_eq "all: the side job ran beside the plain script's two runs" 2 "$(overlaps side.asan '^p\\.')"
-expect_eq "all: the side job ran beside an alone one" yes \
-	"$([ "$(overlaps side.asan '^a1\\.')" -ge 1 ] && echo yes || echo no)"
-for a in a1.dev a1.uring; do
+expect_eq "all: the side job ran beside the alone one's two runs" 2 "$(overlaps side.asan '^a3\\.')"
+for a in a3.dev a3.uring; do
 	expect_eq "all: alone $a met no other script" 0 "$(overlaps $a '^[^s]')"
 done
+expect_eq "all: the alone one's runs ended before the plain one's began" yes \
+	"$(awk '/^a3\./ { if ($3 > e) e = $3 } /^p\./ { if (!b || $2 < b) b = $2 }
+		END { print (e && b && e < b) ? "yes" : "no" }' "$T/spans")"
 for q in q.dev q.uring; do
 	expect_eq "all: quiet $q beside nothing, the side job included" 0 "$(overlaps $q)"
 done

@@ -18,8 +18,10 @@
 #                a kernel without the ring)
 #   mounts       integration and uring in one pool: no suite waits for the other stage's
 #                slowest to end, and the "alone" ones of both run at its end
-#   all          asan, mounts and fuzz at once: the asan suites, then the fuzz targets, one at
-#                a time beside the mount pool (what make check runs)
+#   all          asan, mounts, fuzz and bench at once: the asan suites, then the fuzz targets,
+#                one at a time beside the mount pool, whose alone suites (the benchmarks' smoke
+#                run among them) come first, while the side job keeps the other CPU busy
+#                (what make check runs, after unit)
 #   fuzz         each libFuzzer target (FUZZ_TARGETS) for FUZZ_CHECK_SECONDS (20 s)
 #   bench        the benchmarks' smoke run (BENCH_QUICK=1): each script passes if it runs
 #                to its end; its numbers are not meaningful and stay in files
@@ -106,10 +108,11 @@ one() {
 	wait # once more should a signal have cut the first short
 }
 
-# pool JOBS: the suites queued by queue since the last pool run, JOBS at a time; then those
-# marked alone, one at a time (beside no other suite of the pool: the side job, which mounts
-# nothing, may go on); then those marked quiet, with nothing at all beside them, the side job
-# waited for first. V=1 runs everything one at a time.
+# pool JOBS: the suites queued by queue since the last pool run: first those marked alone, one
+# at a time (beside no other suite of the pool: the side job, which mounts nothing, may go on,
+# and in stage_all it does, so the second CPU is not left idle as it was when they came last);
+# then the rest, JOBS at a time; then those marked quiet, with nothing at all beside them, the
+# side job waited for first. V=1 runs everything one at a time.
 QUEUE=()
 SIDE_PID= # the side job's pid while one runs (stage_all)
 queue() { # PHASE NAME COMMAND... (PHASE: 0, 1 alone, 2 quiet; the words joined by tabs)
@@ -119,11 +122,11 @@ queue() { # PHASE NAME COMMAND... (PHASE: 0, 1 alone, 2 quiet; the words joined 
 # running: how many of the pool's suites run (the side job is not one)
 running() { jobs -rp | grep -cvx "${SIDE_PID:-none}"; }
 pool() {
-	local jobs=$1 item phase words
-	[ "${V:-}" != 1 ] || jobs=1
-	for phase in 0 1 2; do
+	local all=$1 jobs item phase words
+	[ "${V:-}" != 1 ] || all=1
+	for phase in 1 0 2; do
 		if [ "$phase" = 2 ]; then wait; else while [ "$(running)" -gt 0 ]; do wait -n; done; fi
-		[ "$phase" = 0 ] || jobs=1
+		if [ "$phase" = 0 ]; then jobs=$all; else jobs=1; fi
 		for item in "${QUEUE[@]}"; do
 			[ "${item%%$'\t'*}" = "$phase" ] || continue
 			[ -z "$stop" ] || break
@@ -236,30 +239,43 @@ stage_fuzz() {
 	pool "$jobs"
 }
 
-# stage_all: asan, mounts and fuzz at once. The asan suites and then the fuzz targets, which
-# want a CPU each and mount nothing, run one at a time as a side job beside the mount scripts
-# (over both transports), which mostly wait on the kernel and their daemons; the scripts
-# marked alone run beside the side job too (what they change is what mounts see), those
-# marked quiet (they time things) after it, with nothing beside them.
+# stage_all: asan, mounts, fuzz and bench at once. The asan suites and then the fuzz targets,
+# which want a CPU each and mount nothing, run one at a time as a side job beside the mount
+# scripts (over both transports), which mostly wait on the kernel and their daemons. The
+# scripts marked alone run beside the side job too (what they change is what mounts see), and
+# so do the benchmarks' smoke runs, alone as well (they drop the kernel's caches); those
+# marked quiet (they time things) last, with nothing beside them.
 stage_all() {
 	build_asan
+	[ -z "${BENCH_SCRIPTS:-}" ] || one build/bench "$MAKE" bench-build
 	(
 		queue_asan
 		pool 1
 		stage_fuzz 1
 	) &
 	SIDE_PID=$!
+	queue_bench
 	mount_pool dev uring
 	SIDE_PID=
+	[ -z "${BENCH_SCRIPTS:-}" ] || bench_said
 }
 
+# queue_bench: the benchmarks' smoke runs (BENCH_QUICK=1), marked alone, then their summary
+queue_bench() {
+	[ -n "${BENCH_SCRIPTS:-}" ] || return 0
+	for s in $BENCH_SCRIPTS; do
+		queue 1 "bench/$(basename "$(dirname "$s")")" env BUILD="$BUILD" BENCH_QUICK=1 sh "$s"
+	done
+	queue 1 bench/summary env BENCH_QUICK=1 sh bench/summary.sh
+}
+bench_said() {
+	echo "  (the benchmarks' smoke run: its numbers mean nothing; bench/results/tmp/quick/SUMMARY.md has them)"
+}
 stage_bench() {
 	one build/bench "$MAKE" bench-build
-	for s in ${BENCH_SCRIPTS:-}; do
-		one "bench/$(basename "$(dirname "$s")")" env BUILD="$BUILD" BENCH_QUICK=1 sh "$s"
-	done
-	one bench/summary env BENCH_QUICK=1 sh bench/summary.sh
-	echo "  (a smoke run: its numbers mean nothing; bench/results/tmp/quick/SUMMARY.md has them)"
+	queue_bench
+	pool 1
+	bench_said
 }
 
 echo "check: $*; each suite's output is in $LOGS/ (V=1 shows it as it runs)"
