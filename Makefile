@@ -62,8 +62,8 @@ deps:
 
 # The whole suite, through tools/check.sh: the plain build and its Check suites; then the same
 # suites under AddressSanitizer + UBSan and each fuzz target for 20 s, one at a time as a
-# side job, beside the mount scripts over /dev/fuse and again over the ring in one pool; last
-# a seconds-long smoke run of the benchmarks (about 16 minutes on 2 CPUs). One line per
+# side job, beside the mount scripts over /dev/fuse and again over the ring in one pool, and a
+# seconds-long smoke run of the benchmarks among them (about 16 minutes on 2 CPUs). One line per
 # suite, the output in $(BUILD)/check/*.log, and last the total "N passed, N failed"; every
 # suite runs even after a failure, and any failure makes the exit status non-zero.
 ASAN_OPT := -O1 -g -fno-omit-frame-pointer

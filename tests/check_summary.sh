@@ -9,6 +9,9 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 SUMMARY=$ROOT/tools/check-summary.sh
 T=$(mktemp -d /tmp/cfs-summary.XXXXXX)
 trap 'rm -rf "$T"' EXIT
+# make check runs this with its own lists in the environment: the made-up runs below name
+# what they run, and nothing else may leak in (the real benchmarks, say)
+unset UNIT_TESTS UNIT_SCRIPTS ASAN_UNIT_TESTS SHELL_TESTS FUZZ_TARGETS BENCH_SCRIPTS CHECK_JOBS
 passed=0
 failed=0
 
