@@ -85,10 +85,11 @@ check-unit:
 check-asan:
 	$(CHECK) asan
 
-# the mount scripts that stress the daemon's error paths run the ASan one (build-asan/chainfs),
-# built here once: scripts side by side must not each build it
+# the mount scripts that stress the daemon's error paths run the ASan one (build-asan/chainfs,
+# and replay_escape its chainfsctl), built here once: scripts side by side must not each
+# build them (two makes linking one file: one runs it while the other has removed it)
 asan-daemon:
-	$(MAKE) $(ASAN_VARS) build-asan/chainfs
+	$(MAKE) $(ASAN_VARS) build-asan/chainfs build-asan/chainfsctl
 
 check-integration: all asan-daemon
 	$(CHECK) integration

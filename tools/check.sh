@@ -163,7 +163,7 @@ stage_unit() {
 
 build_asan() {
 	one build/asan "$MAKE" -j"${CHECK_JOBS:-2}" BUILD=build-asan OPT="${ASAN_OPT:-}" \
-		SAN="${ASAN_SAN:-}" ${ASAN_UNIT_TESTS:-} build-asan/chainfs
+		SAN="${ASAN_SAN:-}" ${ASAN_UNIT_TESTS:-} build-asan/chainfs build-asan/chainfsctl
 }
 # The asan suites run their tests in one process (CK_FORK=no): a forked child per test made
 # LeakSanitizer scan at every child's exit, about half of these suites' CPU (test_tree: 87
