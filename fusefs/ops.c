@@ -244,11 +244,24 @@ static void cfs_init_opens(struct cfs_daemon *d, struct fuse_conn_info *conn)
 	cfs_faults_unsent_opens(d, d->opening.skip_open, d->opening.skip_opendir);
 }
 
+/* -o xattrs=off: after the first ENOSYS the kernel sends no request of that kind, so a rule
+ * on one would be accepted and never seen */
+static void cfs_init_xattrs(struct cfs_daemon *d)
+{
+	static const char why[] = "the kernel sends none on this mount (-o xattrs=off)";
+	static const enum cfs_op ops[] = {CFS_OP_getxattr, CFS_OP_listxattr, CFS_OP_setxattr,
+					  CFS_OP_removexattr};
+
+	for (size_t i = 0; d->opts.xattrs_off && i < sizeof(ops) / sizeof(ops[0]); i++)
+		cfs_faults_unsent(d->faults, ops[i], why);
+}
+
 void cfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct cfs_daemon *d = userdata;
 
 	cfs_init_opens(d, conn);
+	cfs_init_xattrs(d);
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
 	/* A link's body never changes in place (a new link is a new node), so in kernel mode
@@ -261,7 +274,8 @@ void cfs_ll_init(void *userdata, struct fuse_conn_info *conn)
 	/* POSIX ACLs as on tmpfs: the kernel enforces them (it asks for them as
 	 * system.posix_acl_* xattrs) and leaves a new node's ACLs to us, from its directory's
 	 * default ACL, and so the umask too (DONT_MASK: it comes apart, ops_write.c) */
-	if ((conn->capable & FUSE_CAP_POSIX_ACL) && (conn->capable & FUSE_CAP_DONT_MASK))
+	if (!d->opts.xattrs_off && (conn->capable & FUSE_CAP_POSIX_ACL) &&
+	    (conn->capable & FUSE_CAP_DONT_MASK))
 		conn->want |= FUSE_CAP_POSIX_ACL | FUSE_CAP_DONT_MASK;
 	/* Let the kernel clear setuid/setgid on write and chown, as it does for tmpfs. */
 	conn->want &= ~FUSE_CAP_HANDLE_KILLPRIV;

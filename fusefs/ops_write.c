@@ -61,6 +61,8 @@ static void cfs_reply_new(fuse_req_t req, struct cfs_daemon *d, fuse_ino_t paren
 static int cfs_new_acl(fuse_req_t req, struct cfs_daemon *d, uint32_t dir, const char *name,
 		       uint32_t child)
 {
+	if (d->opts.xattrs_off) /* no ACLs; the kernel applied the umask (no DONT_MASK) */
+		return 0;
 	int err = cfs_tree_acl_create(d->tree, dir, child, fuse_req_ctx(req)->umask);
 
 	if (err && cfs_tree_kind(d->tree, child) == RS_DIR)

@@ -58,12 +58,20 @@ static bool cfs_xattr_buf(fuse_req_t req, size_t size, char **buf)
 	return true;
 }
 
+/* -o xattrs=off: ENOSYS, which the kernel takes as "never again" for this request kind */
+static bool cfs_xattrs_off(fuse_req_t req, const struct cfs_daemon *d)
+{
+	if (d->opts.xattrs_off)
+		cfs_reply_err(req, -ENOSYS);
+	return d->opts.xattrs_off;
+}
+
 void cfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct cfs_daemon *d = cfs_of(req);
 	char *buf;
 
-	if (!cfs_xattr_buf(req, size, &buf))
+	if (cfs_xattrs_off(req, d) || !cfs_xattr_buf(req, size, &buf))
 		return;
 	cfs_reply_xattr(req, buf, cfs_tree_getxattr(d->tree, cfs_node(d, ino), name, buf, size),
 			size);
@@ -73,13 +81,13 @@ void cfs_ll_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t si
 void cfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct cfs_daemon *d = cfs_of(req);
-	bool trusted = cfs_req_sys_admin(req);
 	char *buf;
 
-	if (!cfs_xattr_buf(req, size, &buf))
+	if (cfs_xattrs_off(req, d) || !cfs_xattr_buf(req, size, &buf))
 		return;
-	cfs_reply_xattr(req, buf, cfs_tree_listxattr(d->tree, cfs_node(d, ino), buf, size, trusted),
-			size);
+	cfs_reply_xattr(
+	    req, buf,
+	    cfs_tree_listxattr(d->tree, cfs_node(d, ino), buf, size, cfs_req_sys_admin(req)), size);
 	free(buf);
 }
 
@@ -108,6 +116,9 @@ void cfs_ll_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const cha
 {
 	struct cfs_daemon *d = cfs_of(req);
 	uint32_t node = cfs_node(d, ino);
+
+	if (cfs_xattrs_off(req, d))
+		return;
 	int err = cfs_tree_setxattr(d->tree, node, name, value, size, flags);
 
 	if (!err && !strcmp(name, "system.posix_acl_access"))
@@ -119,5 +130,7 @@ void cfs_ll_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct cfs_daemon *d = cfs_of(req);
 
-	cfs_reply_changed(req, d, ino, cfs_tree_removexattr(d->tree, cfs_node(d, ino), name));
+	if (!cfs_xattrs_off(req, d))
+		cfs_reply_changed(req, d, ino,
+				  cfs_tree_removexattr(d->tree, cfs_node(d, ino), name));
 }

@@ -167,4 +167,49 @@ if mount_cfs "$M" -o max_meta=16k,ctl="$SOCK" "$T/empty.spec"; then
 else
 	fail "mount max_meta=16k"
 fi
+
+# -o xattrs=off: the first request of each kind is answered ENOSYS and the kernel sends no
+# more (it answers EOPNOTSUPP itself), so ls -l asks none a name; no ACLs, the kernel's umask;
+# what the spec set is kept for dump. Beside it the default mount, which asks for every name.
+{
+	echo 'dir /d'
+	for i in $(seq 40); do echo "file /d/f$i \"x\""; done
+	echo 'xattr /d/f1 user.kept "v"'
+} >"$T/off.spec"
+xattr_reqs() { # SOCK: getxattr and listxattr requests counted
+	echo $(($(req "$1" getxattr) + $(req "$1" listxattr)))
+}
+for x in on off; do
+	M=$T/m-$x
+	mount_cfs "$M" -o "xattrs=$x,ctl=$T/$x.sock" "$T/off.spec" || { fail "mount xattrs=$x"; continue; }
+	ls -l "$M/d" >/dev/null
+	ls -l "$M/d" >/dev/null
+	n=$(xattr_reqs "$T/$x.sock")
+	if [ "$x" = on ]; then
+		check "xattrs=on: ls -l twice asks for xattrs of each of 40 names ($n)" test "$n" -ge 80
+		expect ok getxattr "$M/d/f1" user.kept
+		unmount_cfs "$M"
+		continue
+	fi
+	check "xattrs=off: ls -l twice of 40 names asks for xattrs at most once a kind ($n)" test "$n" -le 2
+	expect EOPNOTSUPP getxattr "$M/d/f1" user.kept
+	out=$($PY -c 'import os, sys
+for f in (lambda: os.setxattr(sys.argv[1], "user.a", b"1"), lambda: os.listxattr(sys.argv[1]),
+          lambda: os.removexattr(sys.argv[1], "user.kept")):
+    try:
+        f(); print("ok")
+    except OSError as e:
+        print(os.strerror(e.errno))' "$M/d/f1" | paste -sd,)
+	check "xattrs=off: set, list and remove are not supported ($out)" \
+		test "$out" = "Operation not supported,Operation not supported,Operation not supported"
+	(cd "$M" && umask 027 && touch plain && mkdir plaind)
+	check "xattrs=off: the kernel applied the umask ($(stat -c %a "$M/plain" "$M/plaind" | paste -sd' '))" \
+		test "$(stat -c %a "$M/plain" "$M/plaind" | paste -sd' ')" = "640 750"
+	check "xattrs=off: what the spec set is kept for dump" \
+		has "$("$CTL" -s "$T/off.sock" dump)" 'xattr /d/f1 user.kept v'
+	out=$("$CTL" -s "$T/off.sock" fault add op=getxattr path=/d/f1 errno=EIO 2>&1)
+	check "xattrs=off: a rule on getxattr is refused, saying why ($out)" \
+		has "$out" "xattrs=off"
+	unmount_cfs "$M"
+done
 finish

@@ -15,6 +15,8 @@
 #   new+ro       NEW_REV mounted read-only: the kernel then keeps a directory's atime after an
 #                uncached READDIR (fs/fuse/readdir.c, fuse_invalidate_atime), which on a
 #                writable mount costs a GETATTR per directory on the first warm pass
+#   new+noxattr  NEW_REV with -o xattrs=off (when NEW_REV has it): no GETXATTR, so ls -l asks
+#                what it asked before chainfs kept xattrs, two requests a name fewer
 # Phases: cold (caches dropped, fresh mount), warm (the second run: the "warm") and
 # warm2 (the third). Rounds interleave the variants in rotating order; medians are quoted.
 # Then one `-d` run per chainfs variant counts the FUSE requests of find and tar.
@@ -64,11 +66,12 @@ mkdir "$W/tmpfs/copy" "$W/tmpfs/out"
 "$REPO/$BUILD/chainfs" --materialize $SPEC "$W/tmpfs/copy"
 DIRS=$(find "$W/tmpfs/copy/tree" -type d | wc -l)
 
-VARIANTS=${COMPARE_VARIANTS:-tmpfs bindfs base new new+answer new+ro}
+VARIANTS=${COMPARE_VARIANTS:-tmpfs bindfs base new new+answer new+ro new+noxattr}
 WORKLOADS="find ls_lR tar"
 runs_w() { # VARIANT WORKLOAD: does that pair run?
 	case $1:$2 in
 	bindfs:find | tmpfs:* | base:* | new:* | new+answer:* | new+ro:find | new+ro:ls_lR) return 0 ;;
+	new+noxattr:*) return 0 ;;
 	esac
 	return 1
 }
@@ -77,6 +80,7 @@ vopts() {
 	case $1 in
 	new+answer) echo "-o follow=kernel,opens=answer" ;;
 	new+ro) echo "-o follow=kernel,ro" ;;
+	new+noxattr) echo "-o follow=kernel,xattrs=off" ;;
 	*) echo "-o follow=kernel" ;;
 	esac
 }
@@ -187,7 +191,8 @@ MD=$OUT/walk_compare.md
 	echo "/tree: $DIRS directories. Median wall ms of $RUNS interleaved rounds (min–max in the CSV);"
 	echo "requests from one \`-d\` run. cold: caches dropped, fresh mount; warm: the second run (the"
 	echo "issue's warm); warm2: the third. new+ro: mounted read-only, which keeps the kernel from"
-	echo "dropping a directory's atime after an uncached READDIR; new+answer: -o opens=answer."
+	echo "dropping a directory's atime after an uncached READDIR; new+answer: -o opens=answer;"
+	echo "new+noxattr: -o xattrs=off."
 	echo
 	for w in $WORKLOADS; do
 		echo "### $w"
