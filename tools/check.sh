@@ -17,7 +17,7 @@
 #                but for those that say "# check: once" (each script skips, saying why, on
 #                a kernel without the ring)
 #   mounts       integration and uring in one pool: no suite waits for the other stage's
-#                slowest to end, and the "alone" ones of both run at its end
+#                slowest to end, and the "alone" ones of both run at its start
 #   all          asan, mounts, fuzz and bench at once: the asan suites, then the fuzz targets,
 #                one at a time beside the mount pool, whose alone suites (the benchmarks' smoke
 #                run among them) come first, while the side job keeps the other CPU busy
