@@ -61,18 +61,21 @@ deps:
 	sh tools/deps.sh check
 
 # The whole suite, through tools/check.sh: the plain build and its Check suites; then the same
-# suites under AddressSanitizer + UBSan and each fuzz target for 20 s, one at a time as a
-# side job, beside the mount scripts over /dev/fuse and again over the ring in one pool, and a
-# seconds-long smoke run of the benchmarks among them (about 16 minutes on 2 CPUs). One line per
-# suite, the output in $(BUILD)/check/*.log, and last the total "N passed, N failed"; every
-# suite runs even after a failure, and any failure makes the exit status non-zero.
+# suites under AddressSanitizer + UBSan and each fuzz target for FUZZ_CHECK_SECONDS, one at a
+# time as a side job, beside the mount scripts over /dev/fuse and again over the ring in one
+# pool (stress.sh's load soak STRESS_SECONDS a transport), and a seconds-long smoke run of the
+# benchmarks among them (about 15 minutes on 2 CPUs; .ci/run soaks and fuzzes twice as long).
+# One line per suite, the output in $(BUILD)/check/*.log, and last the total "N passed, N
+# failed"; every suite runs even after a failure, and any failure makes the exit status
+# non-zero.
+STRESS_SECONDS ?= 20
 ASAN_OPT := -O1 -g -fno-omit-frame-pointer
 ASAN_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all
 ASAN_VARS = BUILD=build-asan OPT="$(ASAN_OPT)" SAN="$(ASAN_SAN)"
 UNIT_SCRIPTS := tests/check_summary.sh tests/callgraph.sh tests/build_deps.sh
 CHECK = MAKE="$(MAKE)" BUILD="$(BUILD)" UNIT_TESTS="$(UNIT_TESTS)" \
 	UNIT_SCRIPTS="$(UNIT_SCRIPTS)" SHELL_TESTS="$(SHELL_TESTS)" FUZZ_TARGETS="$(FUZZ_TARGETS)" \
-	FUZZ_CHECK_SECONDS="$(FUZZ_CHECK_SECONDS)" \
+	FUZZ_CHECK_SECONDS="$(FUZZ_CHECK_SECONDS)" STRESS_SECONDS="$(STRESS_SECONDS)" \
 	ASAN_UNIT_TESTS="$(patsubst $(BUILD)/%,build-asan/%,$(UNIT_TESTS))" \
 	ASAN_OPT="$(ASAN_OPT)" ASAN_SAN="$(ASAN_SAN)" BENCH_SCRIPTS="$(BENCH_SCRIPTS)" \
 	V="$(V)" bash tools/check.sh

@@ -22,7 +22,7 @@
 #                one at a time beside the mount pool, whose alone suites (the benchmarks' smoke
 #                run among them) come first, while the side job keeps the other CPU busy
 #                (what make check runs, after unit)
-#   fuzz         each libFuzzer target (FUZZ_TARGETS) for FUZZ_CHECK_SECONDS (20 s)
+#   fuzz         each libFuzzer target (FUZZ_TARGETS) for FUZZ_CHECK_SECONDS (10 s)
 #   bench        the benchmarks' smoke run (BENCH_QUICK=1): each script passes if it runs
 #                to its end; its numbers are not meaningful and stay in files
 # Within a stage, suites run side by side, CHECK_JOBS at a time (default 2; 3 for the mount
@@ -233,7 +233,7 @@ stage_fuzz() {
 	local jobs=${1:-${CHECK_JOBS:-2}}
 	one build/fuzz "$MAKE" -j"$jobs" fuzz-build
 	for t in ${FUZZ_TARGETS:-}; do
-		queue 0 "fuzz/$t" env FUZZ_SECONDS="${FUZZ_CHECK_SECONDS:-20}" FUZZ_BUILD="${FUZZ_BUILD:-build-fuzz}" \
+		queue 0 "fuzz/$t" env FUZZ_SECONDS="${FUZZ_CHECK_SECONDS:-10}" FUZZ_BUILD="${FUZZ_BUILD:-build-fuzz}" \
 			sh tests/fuzz/run.sh "$t"
 	done
 	pool "$jobs"
