@@ -64,7 +64,7 @@ deps:
 # suites under AddressSanitizer + UBSan and each fuzz target for FUZZ_CHECK_SECONDS, one at a
 # time as a side job, beside the mount scripts over /dev/fuse and again over the ring in one
 # pool (stress.sh's load soak STRESS_SECONDS a transport), and a seconds-long smoke run of the
-# benchmarks among them (about 15 minutes on 2 CPUs; .ci/run soaks and fuzzes twice as long).
+# benchmarks among them (about 14 minutes on 2 CPUs; .ci/run soaks and fuzzes twice as long).
 # One line per suite, the output in $(BUILD)/check/*.log, and last the total "N passed, N
 # failed"; every suite runs even after a failure, and any failure makes the exit status
 # non-zero.
