@@ -252,7 +252,9 @@ static void cfs_init_xattrs(struct cfs_daemon *d)
 	static const enum cfs_op ops[] = {CFS_OP_getxattr, CFS_OP_listxattr, CFS_OP_setxattr,
 					  CFS_OP_removexattr};
 
-	for (size_t i = 0; d->opts.xattrs_off && i < sizeof(ops) / sizeof(ops[0]); i++)
+	if (!d->opts.xattrs_off)
+		return;
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		cfs_faults_unsent(d->faults, ops[i], why);
 }
 

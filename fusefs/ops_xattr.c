@@ -85,9 +85,9 @@ void cfs_ll_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 	if (cfs_xattrs_off(req, d) || !cfs_xattr_buf(req, size, &buf))
 		return;
-	cfs_reply_xattr(
-	    req, buf,
-	    cfs_tree_listxattr(d->tree, cfs_node(d, ino), buf, size, cfs_req_sys_admin(req)), size);
+	bool trusted = cfs_req_sys_admin(req); /* read from /proc: not before the checks */
+	cfs_reply_xattr(req, buf, cfs_tree_listxattr(d->tree, cfs_node(d, ino), buf, size, trusted),
+			size);
 	free(buf);
 }
 
