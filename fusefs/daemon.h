@@ -84,11 +84,13 @@ struct cfs_opts {
 	bool read_only;	      /* -o ro: no request and no control line changes the tree */
 	enum cfs_opens opens;
 	enum cfs_transport_kind transport;
-	/* -o xattrs=off: the four xattr requests answered ENOSYS, after which the kernel sends
+	/* xattrs off: the four xattr requests answered ENOSYS, after which the kernel sends
 	 * none for the rest of the connection (it then answers EOPNOTSUPP itself), and no
-	 * POSIX ACLs: a walk's ls -l asks two fewer requests a name. What a spec or control
-	 * line sets is kept in the tree and in dump, never shown. */
+	 * POSIX ACLs: a walk's ls -l asks two fewer requests a name. -o xattrs=auto (the
+	 * default) is off unless the tree holds an xattr when it is mounted (main.c); a spec's
+	 * xattr lines under -o xattrs=off are kept in the tree and in dump, never shown. */
 	bool xattrs_off;
+	bool xattrs_auto; /* -o xattrs=auto: xattrs_off is decided once the tree is built */
 };
 
 /* The walks along chains (links.c counts each once): loops are res.cycle; private_checks the

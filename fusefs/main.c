@@ -145,9 +145,9 @@ static void cfs_usage(const char *prog)
 	       "    -o opens=skip|answer   skip: the kernel opens files and directories\n"
 	       "                           itself and keeps listings (default); answer:\n"
 	       "                           every open reaches chainfs (to fault opens)\n"
-	       "    -o xattrs=on|off       off: xattr requests answered ENOSYS, so the\n"
-	       "                           kernel stops sending them (no xattrs, no\n"
-	       "                           ACLs; ls -l and writes skip a request each)\n"
+	       "    -o xattrs=auto|on|off  xattrs and ACLs as on tmpfs, or none (ls -l\n"
+	       "                           then asks two requests a name fewer); auto\n"
+	       "                           (default): on if the tree holds an xattr\n"
 	       "    -o loop=pollcore|libfuse|libfuse_mt  request loop (default pollcore)\n"
 	       "    -o spin=USEC           pollcore: after a request, poll without sleeping\n"
 	       "                           this long for the next (default %d; 0: never)\n"
@@ -304,16 +304,16 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	static const char *const loops[] = {"pollcore", "libfuse", "libfuse_mt", NULL};
 	static const char *const abslinks[] = {"inroot", "raw", NULL};
 	static const char *const opens[] = {"skip", "answer", NULL};
-	static const char *const xattrs[] = {"on", "off", NULL};
+	static const char *const xattrs[] = {"auto", "on", "off", NULL};
 	static const char *const transports[] = {"dev", "uring", "auto", NULL};
 	int transport = CFS_TRANSPORT_DEV;
 	int follow = CFS_FOLLOW_KERNEL, loop = CFS_LOOP_POLLCORE, raw = 0, how = CFS_OPENS_SKIP;
-	int xattrs_off = 0;
+	int xattrs_how = 0; /* auto */
 
 	if (cfs_pick_follow(c->follow, &follow) || cfs_pick("loop", c->loop, loops, &loop) ||
 	    cfs_pick("abslinks", c->abslinks, abslinks, &raw) ||
 	    cfs_pick("opens", c->opens, opens, &how) ||
-	    cfs_pick("xattrs", c->xattrs, xattrs, &xattrs_off) ||
+	    cfs_pick("xattrs", c->xattrs, xattrs, &xattrs_how) ||
 	    cfs_pick("transport", c->transport, transports, &transport) ||
 	    cfs_parse_uint("max_nest", c->max_nest, RS_LIMIT_MAX, &o->limits.max_nest) ||
 	    cfs_parse_uint("max_total", c->max_total, RS_LIMIT_MAX, &o->limits.max_total) ||
@@ -339,7 +339,8 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->record_replace = c->record_replace;
 	o->read_only = c->read_only;
 	o->opens = (enum cfs_opens)how;
-	o->xattrs_off = xattrs_off;
+	o->xattrs_auto = xattrs_how == 0;
+	o->xattrs_off = xattrs_how == 2;
 	o->transport = (enum cfs_transport_kind)transport;
 	return 0;
 }
@@ -590,6 +591,8 @@ int main(int argc, char *argv[])
 		cfs_tree_record(d.tree, &d.changes);
 	if (!d.tree)
 		goto out;
+	if (d.opts.xattrs_auto) /* a tree without xattrs pays nothing for them (daemon.h) */
+		d.opts.xattrs_off = !cfs_tree_has_xattrs(d.tree);
 	d.walk_left = RS_WALK_BUDGET;
 	d.walk_budget = &d.walk_left; /* each request's walks share one budget (ops.c) */
 	rc = cfs_serve(&d, &args, fo.foreground);

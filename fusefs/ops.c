@@ -244,11 +244,12 @@ static void cfs_init_opens(struct cfs_daemon *d, struct fuse_conn_info *conn)
 	cfs_faults_unsent_opens(d, d->opening.skip_open, d->opening.skip_opendir);
 }
 
-/* -o xattrs=off: after the first ENOSYS the kernel sends no request of that kind, so a rule
+/* xattrs off: after the first ENOSYS the kernel sends no request of that kind, so a rule
  * on one would be accepted and never seen */
 static void cfs_init_xattrs(struct cfs_daemon *d)
 {
-	static const char why[] = "the kernel sends none on this mount (-o xattrs=off)";
+	static const char why[] = "the kernel sends none on this mount (xattrs are off: mount "
+				  "with -o xattrs=on)";
 	static const enum cfs_op ops[] = {CFS_OP_getxattr, CFS_OP_listxattr, CFS_OP_setxattr,
 					  CFS_OP_removexattr};
 

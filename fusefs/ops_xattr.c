@@ -58,7 +58,7 @@ static bool cfs_xattr_buf(fuse_req_t req, size_t size, char **buf)
 	return true;
 }
 
-/* -o xattrs=off: ENOSYS, which the kernel takes as "never again" for this request kind */
+/* xattrs off: ENOSYS, which the kernel takes as "never again" for this request kind */
 static bool cfs_xattrs_off(fuse_req_t req, const struct cfs_daemon *d)
 {
 	if (d->opts.xattrs_off)

@@ -22,7 +22,7 @@ wide /big 300 prefix=f
 SPEC
 for i in $(seq 12); do printf 'dir /h%s\nfile /h%s/x "x"\n' "$i" "$i"; done >>"$T/spec"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=97
-CHAINFS=$ASAN_BIN mount_cfs "$M" -o "ctl=$SOCK,opens=answer" "$T/spec" ||
+CHAINFS=$ASAN_BIN mount_cfs "$M" -o "ctl=$SOCK,opens=answer,xattrs=on" "$T/spec" ||
 	{ fail mount; finish; exit 1; }
 DPID=$("$FUSE_MOUNT" --pid "$M")
 

@@ -87,6 +87,7 @@ dump_back() {
 	check "dump writes xattr lines" grep -q '^xattr /d user.long .* at=' "$T/dump.spec"
 	$PY "$STEPS" "$1" show >"$T/show.orig"
 	check "... the long value among them" grep -q "^d user.long " "$T/show.orig"
+	# no option: xattrs=auto is on, as the dump holds xattrs
 	mount_cfs "$T/back" "$T/dump.spec" || { fail "mount the dump"; return; }
 	$PY "$STEPS" "$T/back" show >"$T/show.back"
 	same_output "the dump mounts back with every xattr" "$T/show.orig" "$T/show.back"
@@ -117,7 +118,8 @@ for mode in kernel collapse server; do
 	links=yes
 	[ "$mode" = server ] && links=no
 	M=$T/m-$mode
-	mount_cfs "$M" -o "follow=$mode,allow_other" "$T/empty.spec" || { fail "mount $mode"; continue; }
+	mount_cfs "$M" -o "follow=$mode,xattrs=on,allow_other" "$T/empty.spec" ||
+		{ fail "mount $mode"; continue; }
 	chmod 755 "$M"
 	script "$M" "$links" >"$T/out.$mode" 2>&1
 	same_output "$mode mode: xattrs and ACLs as on tmpfs, as root and uid 65534" \
@@ -152,7 +154,7 @@ PY
 umount "$R" && mount -t tmpfs -o mode=755,nr_inodes=16 chainfs-ref "$R" || fail "small tmpfs"
 small "$R" >"$T/small.tmpfs" 2>&1
 M=$T/m-small
-if mount_cfs "$M" -o max_meta=16k,ctl="$SOCK" "$T/empty.spec"; then
+if mount_cfs "$M" -o max_meta=16k,xattrs=on,ctl="$SOCK" "$T/empty.spec"; then
 	small "$M" >"$T/small.cfs" 2>&1
 	same_output "ENOSPC as a small tmpfs" "$T/small.tmpfs" "$T/small.cfs"
 	check "... which refused the large value" grep -q "^60000 ENOSPC$" "$T/small.cfs"
@@ -168,32 +170,56 @@ else
 	fail "mount max_meta=16k"
 fi
 
-# -o xattrs=off: the first request of each kind is answered ENOSYS and the kernel sends no
-# more (it answers EOPNOTSUPP itself), so ls -l asks none a name; no ACLs, the kernel's umask;
-# what the spec set is kept for dump. Beside it the default mount, which asks for every name.
+# xattrs off: the first request of each kind is answered ENOSYS and the kernel sends no more
+# (it answers EOPNOTSUPP itself), so ls -l asks none a name; no ACLs, the kernel's umask; what
+# the spec set is kept for dump. Off is what -o xattrs=auto (the default) chooses for a tree
+# without xattrs; with xattrs=on, or auto on a tree that holds one, every name is asked.
 {
 	echo 'dir /d'
 	for i in $(seq 40); do echo "file /d/f$i \"x\""; done
+} >"$T/plain.spec"
+{
+	cat "$T/plain.spec"
 	echo 'xattr /d/f1 user.kept "v"'
 } >"$T/off.spec"
 xattr_reqs() { # SOCK: getxattr and listxattr requests counted
 	echo $(($(req "$1" getxattr) + $(req "$1" listxattr)))
 }
-# mount_walked on|off: $T/m-on|off mounted with that xattrs= and its /d listed twice (ls -l);
-# n: the xattr requests that cost
+# mount_walked NAME XATTRS SPEC: $T/m-NAME mounted with -o xattrs=XATTRS (none: the default)
+# and its /d listed twice (ls -l); n: the xattr requests that cost; socket $T/NAME.sock
 mount_walked() {
 	M=$T/m-$1
-	mount_cfs "$M" -o "xattrs=$1,ctl=$T/$1.sock" "$T/off.spec" || { fail "mount xattrs=$1"; return 1; }
+	mount_cfs "$M" -o "${2:+xattrs=$2,}ctl=$T/$1.sock" "$3" || { fail "mount $1"; return 1; }
 	ls -l "$M/d" >/dev/null
 	ls -l "$M/d" >/dev/null
 	n=$(xattr_reqs "$T/$1.sock")
 }
-if mount_walked on; then
-	check "xattrs=on: ls -l twice asks for xattrs of each of 40 names ($n)" test "$n" -ge 80
-	expect ok getxattr "$M/d/f1" user.kept
+for how in on auto; do
+	if mount_walked "$how" "${how%auto}" "$T/off.spec"; then
+		check "xattrs=$how, a spec with an xattr: ls -l twice asks for xattrs of each of 40 names ($n)" \
+			test "$n" -ge 80
+		expect ok getxattr "$M/d/f1" user.kept
+		unmount_cfs "$M"
+	fi
+done
+if mount_walked auto-plain "" "$T/plain.spec"; then
+	check "xattrs=auto, a tree without xattrs: ls -l twice of 40 names asks for xattrs at most once a kind ($n)" \
+		test "$n" -le 2
+	out=$($PY -c 'import os, sys
+try:
+    os.setxattr(sys.argv[1], "user.a", b"1"); print("ok")
+except OSError as e:
+    print(os.strerror(e.errno))' "$M/d/f1")
+	check "xattrs=auto, off: setxattr is not supported ($out)" test "$out" = "Operation not supported"
+	out=$("$CTL" -s "$T/auto-plain.sock" xattr /d/f2 user.a '"1"' 2>&1)
+	check "xattrs=auto, off: a control xattr line is refused, naming the option ($out)" \
+		has "$out" "xattrs=on"
+	"$CTL" -s "$T/auto-plain.sock" dump >"$T/plain.dump"
+	check "... and the tree, dumped, has no xattr" \
+		sh -c 'grep -q "^file /d/f2 " "$1" && ! grep -q "^xattr " "$1"' sh "$T/plain.dump"
 	unmount_cfs "$M"
 fi
-if mount_walked off; then
+if mount_walked off off "$T/off.spec"; then
 	check "xattrs=off: ls -l twice of 40 names asks for xattrs at most once a kind ($n)" test "$n" -le 2
 	expect EOPNOTSUPP getxattr "$M/d/f1" user.kept
 	out=$($PY -c 'import os, sys
@@ -212,7 +238,7 @@ for f in (lambda: os.setxattr(sys.argv[1], "user.a", b"1"), lambda: os.listxattr
 		has "$("$CTL" -s "$T/off.sock" dump)" 'xattr /d/f1 user.kept v'
 	out=$("$CTL" -s "$T/off.sock" fault add op=getxattr path=/d/f1 errno=EIO 2>&1)
 	check "xattrs=off: a rule on getxattr is refused, saying why ($out)" \
-		has "$out" "xattrs=off"
+		has "$out" "xattrs=on"
 	unmount_cfs "$M"
 fi
 finish

@@ -296,6 +296,8 @@ ssize_t cfs_tree_listxattr(const struct cfs_tree *t, uint32_t id, char *buf, siz
 			   bool trusted);
 int cfs_tree_xattr_at(const struct cfs_tree *t, uint32_t id, uint32_t i, const char **name,
 		      const char **value, size_t *len);
+/* Whether any node holds an extended attribute (an ACL included). */
+bool cfs_tree_has_xattrs(const struct cfs_tree *t);
 
 /* The resolver's view of the tree: handles are the same numbers widened to 64 bits. */
 extern const struct rs_tree_ops cfs_tree_rs_ops;

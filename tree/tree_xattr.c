@@ -248,6 +248,11 @@ void tree_xattr_drop(struct cfs_tree *t, uint32_t id)
 	xs_remove(t, s);
 }
 
+bool cfs_tree_has_xattrs(const struct cfs_tree *t)
+{
+	return t->xs_count > 0;
+}
+
 void tree_xattr_release(struct cfs_tree *t)
 {
 	for (uint32_t i = 0; i < t->xs_cap; i++) {

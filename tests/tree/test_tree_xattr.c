@@ -85,7 +85,9 @@ START_TEST(test_set_get_replace_and_remove)
 	char small[2];
 
 	ck_assert_int_eq(cfs_tree_getxattr(T, f, "user.a", NULL, 0), -ENODATA);
+	ck_assert(!cfs_tree_has_xattrs(T));
 	ck_assert_int_eq(set(f, "user.a", "one", 0), 0);
+	ck_assert(cfs_tree_has_xattrs(T)); /* -o xattrs=auto asks this of a spec's tree */
 	ck_assert_str_eq(val(f, "user.a"), "one");
 	ck_assert_int_eq(cfs_tree_getxattr(T, f, "user.a", NULL, 0), 3); /* size 0: the length */
 	ck_assert_int_eq(cfs_tree_getxattr(T, f, "user.a", small, 2), -ERANGE);
@@ -96,6 +98,9 @@ START_TEST(test_set_get_replace_and_remove)
 	ck_assert_int_eq(cfs_tree_removexattr(T, f, "user.a"), 0);
 	ck_assert_int_eq(cfs_tree_removexattr(T, f, "user.a"), -ENODATA);
 	ck_assert_int_eq(cfs_tree_getxattr(T, f, "user.a", NULL, 0), -ENODATA);
+	ck_assert(cfs_tree_has_xattrs(T)); /* user.e */
+	ck_assert_int_eq(cfs_tree_removexattr(T, f, "user.e"), 0);
+	ck_assert(!cfs_tree_has_xattrs(T));
 }
 END_TEST
 
