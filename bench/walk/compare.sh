@@ -15,8 +15,8 @@
 #   new+ro       NEW_REV mounted read-only: the kernel then keeps a directory's atime after an
 #                uncached READDIR (fs/fuse/readdir.c, fuse_invalidate_atime), which on a
 #                writable mount costs a GETATTR per directory on the first warm pass
-#   new+noxattr  NEW_REV with -o xattrs=off (when NEW_REV has it): no GETXATTR, so ls -l asks
-#                what it asked before chainfs kept xattrs, two requests a name fewer
+#   new+xattrs   NEW_REV with -o xattrs=on (when NEW_REV has it; the default tree holds no
+#                xattr, so new has them off): ls -l then asks two GETXATTR a name
 # Phases: cold (caches dropped, fresh mount), warm (the second run: the issue's "warm") and
 # warm2 (the third). Rounds interleave the variants in rotating order; medians are quoted.
 # Then one `-d` run per chainfs variant counts the FUSE requests of find and tar.
@@ -66,11 +66,11 @@ mkdir "$W/tmpfs/copy" "$W/tmpfs/out"
 "$REPO/$BUILD/chainfs" --materialize $SPEC "$W/tmpfs/copy"
 DIRS=$(find "$W/tmpfs/copy/tree" -type d | wc -l)
 
-VARIANTS=${COMPARE_VARIANTS:-tmpfs bindfs base new new+answer new+ro new+noxattr}
+VARIANTS=${COMPARE_VARIANTS:-tmpfs bindfs base new new+answer new+ro new+xattrs}
 WORKLOADS="find ls_lR tar"
 runs_w() { # VARIANT WORKLOAD: does that pair run?
 	case $1:$2 in
-	bindfs:find | tmpfs:* | base:* | new:* | new+answer:* | new+noxattr:* | new+ro:find | \
+	bindfs:find | tmpfs:* | base:* | new:* | new+answer:* | new+xattrs:* | new+ro:find | \
 		new+ro:ls_lR) return 0 ;;
 	esac
 	return 1
@@ -80,7 +80,7 @@ vopts() {
 	case $1 in
 	new+answer) echo "-o follow=kernel,opens=answer" ;;
 	new+ro) echo "-o follow=kernel,ro" ;;
-	new+noxattr) echo "-o follow=kernel,xattrs=off" ;;
+	new+xattrs) echo "-o follow=kernel,xattrs=on" ;;
 	*) echo "-o follow=kernel" ;;
 	esac
 }
@@ -192,7 +192,7 @@ MD=$OUT/walk_compare.md
 	echo "requests from one \`-d\` run. cold: caches dropped, fresh mount; warm: the second run (the"
 	echo "issue's warm); warm2: the third. new+ro: mounted read-only, which keeps the kernel from"
 	echo "dropping a directory's atime after an uncached READDIR; new+answer: -o opens=answer;"
-	echo "new+noxattr: -o xattrs=off."
+	echo "new+xattrs: -o xattrs=on."
 	echo
 	for w in $WORKLOADS; do
 		echo "### $w"
@@ -208,6 +208,18 @@ MD=$OUT/walk_compare.md
 				r(v["bindfs", "cold"], v[x, "cold"]), c(q[x, "cold"]), c(q[x, "warm"]), c(q[x, "warm2"]) } }' "$CSV"
 		echo
 	done
+	echo "Each variant's median against base's (below 1: faster), workload by phase:"
+	echo
+	echo "| variant | find cold | find warm | find warm2 | ls_lR cold | ls_lR warm | ls_lR warm2 | tar cold | tar warm | tar warm2 |"
+	echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	awk -F, 'NR > 1 { v[$1, $2, $3] = $5; if (!($1 in s)) { s[$1] = 1; o[++n] = $1 } }
+	END { for (i = 1; i <= n; i++) { x = o[i]; if (x == "base" || x == "tmpfs" || x == "bindfs") continue
+		l = "| " x; split("find ls_lR tar", ws, " ")
+		for (j = 1; j <= 3; j++) { split("cold warm warm2", ps, " "); for (k = 1; k <= 3; k++) {
+			a = v[x, ws[j], ps[k]]; b = v["base", ws[j], ps[k]]
+			l = l " | " ((a > 0 && b > 0) ? sprintf("%.2f", a / b) : "–") } }
+		print l " |" } }' "$CSV"
+	echo
 	echo "Opcodes per variant (find and tar):"
 	echo
 	awk -F, 'NR > 1 && $10 != "" { printf "- %s %s %s: %s\n", $1, $2, $3, $11 }' "$CSV"
