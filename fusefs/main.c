@@ -305,10 +305,11 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	static const char *const abslinks[] = {"inroot", "raw", NULL};
 	static const char *const opens[] = {"skip", "answer", NULL};
 	static const char *const xattrs[] = {"auto", "on", "off", NULL};
+	enum { XATTRS_AUTO, XATTRS_ON, XATTRS_OFF }; /* xattrs[]'s order */
 	static const char *const transports[] = {"dev", "uring", "auto", NULL};
 	int transport = CFS_TRANSPORT_DEV;
 	int follow = CFS_FOLLOW_KERNEL, loop = CFS_LOOP_POLLCORE, raw = 0, how = CFS_OPENS_SKIP;
-	int xattrs_how = 0; /* auto */
+	int xattrs_how = XATTRS_AUTO;
 
 	if (cfs_pick_follow(c->follow, &follow) || cfs_pick("loop", c->loop, loops, &loop) ||
 	    cfs_pick("abslinks", c->abslinks, abslinks, &raw) ||
@@ -339,8 +340,8 @@ static int cfs_apply_cmdline(const struct cfs_cmdline *c, struct cfs_opts *o)
 	o->record_replace = c->record_replace;
 	o->read_only = c->read_only;
 	o->opens = (enum cfs_opens)how;
-	o->xattrs_auto = xattrs_how == 0;
-	o->xattrs_off = xattrs_how == 2;
+	o->xattrs_auto = xattrs_how == XATTRS_AUTO;
+	o->xattrs_off = xattrs_how == XATTRS_OFF;
 	o->transport = (enum cfs_transport_kind)transport;
 	return 0;
 }
