@@ -15,7 +15,9 @@ file "/x y/old" "one\n"
 dir /plain
 chain /long 100000 /plain
 SPEC
-mount_cfs "$M" -o "ctl=$SOCK,entry_timeout=3600,attr_timeout=3600,max_total=200000" "$T/lines.spec" ||
+# xattrs=on: the spec sets none, and every keyword is to be run, xattr included
+mount_cfs "$M" -o "ctl=$SOCK,entry_timeout=3600,attr_timeout=3600,max_total=200000,xattrs=on" \
+	"$T/lines.spec" ||
 	{ fail mount; finish; exit 1; }
 # the kernel holds the listings, the names and the file's attributes and pages
 ls "$M" "$M/x y" "$M/plain" >/dev/null
