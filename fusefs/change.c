@@ -132,12 +132,10 @@ static const char *cfs_step_namespace(struct cfs_step *s, size_t w)
 /* One line into a step: NULL, or a g_malloc'ed message. */
 static char *cfs_step_parse(struct cfs_step *s)
 {
-	size_t n = strcspn(s->line, " \t");
 	char *msg = NULL;
 
 	for (size_t w = 0; w < G_N_ELEMENTS(cfs_change_words); w++) {
-		if (strlen(cfs_change_words[w].name) != n ||
-		    strncmp(s->line, cfs_change_words[w].name, n) != 0)
+		if (!cfs_spec_line_is(s->line, cfs_change_words[w].name))
 			continue;
 		const char *bad = cfs_step_namespace(s, w);
 		return bad ? g_strdup(bad) : NULL;
@@ -147,7 +145,7 @@ static char *cfs_step_parse(struct cfs_step *s)
 	 * edited them could not be undone if a later line failed */
 	static const char *const in_place[] = {"append", "truncate", "xattr"};
 	for (size_t i = 0; i < G_N_ELEMENTS(in_place); i++)
-		if (strlen(in_place[i]) == n && strncmp(s->line, in_place[i], n) == 0)
+		if (cfs_spec_line_is(s->line, in_place[i]))
 			return g_strdup(
 			    "a change does not edit a node in place (it could not be undone if a "
 			    "later line failed): make a new one and rename it over the old one");

@@ -613,7 +613,7 @@ static char *cmd_generate(struct cfs_control *c, const char *line)
 	if (c->d->opts.read_only)
 		return cfs_json_error("%s", "the mount is read-only (-o ro): the tree does not "
 					    "change (EROFS)");
-	if (c->d->opts.xattrs_off && strcspn(line, " \t") == 5 && !strncmp(line, "xattr", 5))
+	if (c->d->opts.xattrs_off && cfs_spec_line_is(line, "xattr"))
 		return cfs_json_error("%s", "xattrs are off on this mount (mount with -o "
 					    "xattrs=on): no caller would see the attribute");
 	cfs_tree_stats(c->d->tree, &before);

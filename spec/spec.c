@@ -286,6 +286,13 @@ int cfs_spec_apply_line(struct cfs_tree *t, const char *line, const struct cfs_s
 	return rc;
 }
 
+bool cfs_spec_line_is(const char *line, const char *keyword)
+{
+	size_t n = strcspn(line, " \t");
+
+	return strlen(keyword) == n && strncmp(line, keyword, n) == 0;
+}
+
 int cfs_spec_check_line(const char *line, char **err)
 {
 	struct spec_ctx c;

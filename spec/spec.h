@@ -91,6 +91,9 @@ int cfs_spec_load_file(struct cfs_tree *t, const char *path, const struct cfs_sp
 int cfs_spec_apply_line(struct cfs_tree *t, const char *line, const struct cfs_spec_defaults *def,
 			char **err);
 
+/* Whether LINE's first word (up to a blank) is KEYWORD. */
+bool cfs_spec_line_is(const char *line, const char *keyword);
+
 /* Whether LINE is one spec line that parses (a known keyword, its arguments' count, its
  * attributes), without running it: 0, or -EINVAL with *err a malloc'ed message as
  * cfs_spec_apply_line's. What depends on the tree (a path taken, a parent missing) is only

@@ -278,6 +278,18 @@ START_TEST(test_check_line_parses_and_runs_nothing)
 }
 END_TEST
 
+/* line_is: the first word, whole (how the control socket and a fault's change pick lines) */
+START_TEST(test_line_is_the_first_word)
+{
+	ck_assert(cfs_spec_line_is("xattr /f user.a 1", "xattr"));
+	ck_assert(cfs_spec_line_is("xattr\t/f", "xattr"));
+	ck_assert(cfs_spec_line_is("xattr", "xattr"));
+	ck_assert(!cfs_spec_line_is("xattrs /f", "xattr"));
+	ck_assert(!cfs_spec_line_is("xatt /f", "xattr"));
+	ck_assert(!cfs_spec_line_is("", "xattr"));
+}
+END_TEST
+
 static long alloc_calls, alloc_fail_at;
 
 static void *failing_realloc(void *p, size_t n)
@@ -468,6 +480,7 @@ void spec_make_tests(TCase *kw, TCase *atomic)
 	tcase_add_test(kw, test_quoted_key_is_content);
 	tcase_add_test(atomic, test_apply_line_adds_and_fails_cleanly);
 	tcase_add_test(atomic, test_check_line_parses_and_runs_nothing);
+	tcase_add_test(atomic, test_line_is_the_first_word);
 	tcase_add_loop_test(atomic, test_apply_line_is_atomic_under_allocation_failure, 0,
 			    G_N_ELEMENTS(atomic_lines));
 	tcase_add_loop_test(atomic, test_apply_line_is_atomic_when_spec_allocations_fail, 0,
